@@ -1,0 +1,222 @@
+"""Request bodies and queries as the matcher sees them (SPEC section 3), bounded and total.
+
+Order: Content-Encoding decoded with a bound; multipart/form-data by Content-Type; JSON (any
+value); parse_qs(keep_blank_values=True) whatever the Content-Type, as the reference does;
+the raw text (binary as base64), capped; empty is None. Nothing here raises on bad input: a body
+that cannot be evaluated comes back with `error` set, and the matcher fails closed on it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+from email.message import Message
+from typing import Any
+from urllib.parse import parse_qs
+
+import brotli
+
+try:
+    from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+except ImportError:
+    from backports import zstd  # mitmproxy's own dependency before 3.14
+
+MAX_DECODED = 64 * 1024 * 1024
+"""Largest body (after Content-Encoding) that is parsed; beyond it the body is unevaluable."""
+RAW_TEXT_CAP = 64 * 1024
+"""Raw (non-form, non-JSON) bodies are kept up to this many characters."""
+
+
+class Unevaluable(ValueError):
+    """The body cannot be checked: too large, a decompression bomb, or undecodable."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedBody:
+    value: Any
+    kind: str  # "empty" | "multipart" | "json" | "form" | "text" | "binary" | "unevaluable"
+    size: int  # bytes on the wire
+    error: str | None = None
+
+
+def _bounded(chunks: Any, limit: int) -> bytes:
+    out = bytearray()
+    for chunk in chunks:
+        out += chunk
+        if len(out) > limit:
+            raise Unevaluable(f"decoded body exceeds {limit} bytes (decompression bomb?)")
+    return bytes(out)
+
+
+def _zlib(data: bytes, wbits: int, limit: int) -> bytes:
+    d = zlib.decompressobj(wbits)
+
+    def chunks():
+        buf = data
+        while buf:
+            yield d.decompress(buf, 1 << 20)
+            buf = d.unconsumed_tail
+            if d.eof:
+                break
+        yield d.flush()
+
+    return _bounded(chunks(), limit)
+
+
+def _brotli(data: bytes, limit: int) -> bytes:
+    d = brotli.Decompressor()
+
+    def chunks():
+        yield d.process(data, output_buffer_limit=1 << 20)
+        while not d.is_finished() and not d.can_accept_more_data():
+            yield d.process(b"", output_buffer_limit=1 << 20)
+
+    return _bounded(chunks(), limit)
+
+
+def _zstd(data: bytes, limit: int) -> bytes:
+    d = zstd.ZstdDecompressor()
+
+    def chunks():
+        yield d.decompress(data, max_length=1 << 20)
+        while not d.eof and not d.needs_input:
+            yield d.decompress(b"", max_length=1 << 20)
+
+    return _bounded(chunks(), limit)
+
+
+def decode_content(data: bytes, content_encoding: str | None, limit: int = MAX_DECODED) -> bytes:
+    """Undo Content-Encoding (gzip, deflate, br, zstd, identity; stacked), bounded by limit."""
+    if not content_encoding:
+        return data
+    for enc in reversed([e.strip().lower() for e in content_encoding.split(",") if e.strip()]):
+        try:
+            if enc in ("gzip", "x-gzip"):
+                data = _zlib(data, 31, limit)
+            elif enc == "deflate":
+                try:
+                    data = _zlib(data, 15, limit)
+                except zlib.error:
+                    data = _zlib(data, -15, limit)
+            elif enc == "br":
+                data = _brotli(data, limit)
+            elif enc == "zstd":
+                data = _zstd(data, limit)
+            elif enc != "identity":
+                raise Unevaluable(f"unknown Content-Encoding {enc!r}")
+        except Unevaluable:
+            raise
+        except Exception as e:  # zlib.error, brotli.error, zstd.ZstdError: corrupt stream
+            raise Unevaluable(f"cannot decode Content-Encoding {enc!r}: {e}") from e
+    return data
+
+
+def _unwrap(parsed: dict[str, list[Any]]) -> dict[str, Any]:
+    return {k: v[0] if len(v) == 1 else v for k, v in parsed.items()}
+
+
+def _binary(data: bytes) -> str:
+    head = base64.b64encode(data[: RAW_TEXT_CAP * 3 // 4]).decode("ascii")
+    more = f" ...[{len(data)} bytes in all]" if len(data) > RAW_TEXT_CAP * 3 // 4 else ""
+    return f"base64:{head}{more}"
+
+
+def _cap(text: str) -> str:
+    if len(text) <= RAW_TEXT_CAP:
+        return text
+    return f"{text[:RAW_TEXT_CAP]}...[truncated, {len(text)} characters in all]"
+
+
+def _content_type(header: str) -> Message:
+    msg = Message()
+    msg["content-type"] = header
+    return msg
+
+
+def parse_multipart(data: bytes, content_type: str) -> dict[str, Any]:
+    """multipart/form-data → {name: value}; file parts → {filename, content_type, size, sha256}."""
+    boundary = _content_type(content_type).get_param("boundary")
+    if not isinstance(boundary, str) or not boundary:
+        raise Unevaluable("multipart/form-data without a boundary")
+    delim = b"--" + boundary.encode("latin-1")
+    pieces = data.split(delim)
+    if len(pieces) < 3 or not pieces[-1].startswith(b"--"):
+        raise Unevaluable("multipart body without its closing boundary")
+    fields: dict[str, list[Any]] = {}
+    for piece in pieces[1:-1]:
+        piece = piece.removeprefix(b"\r\n").removesuffix(b"\r\n")
+        head, sep, content = piece.partition(b"\r\n\r\n")
+        if not sep:
+            raise Unevaluable("multipart part without a header/body separator")
+        headers = Message()
+        for line in head.decode("latin-1").split("\r\n"):
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip()] = v.strip()
+        name = headers.get_param("name", header="content-disposition")
+        filename = headers.get_param("filename", header="content-disposition")
+        if isinstance(name, tuple):
+            name = name[2]
+        if isinstance(filename, tuple):
+            filename = filename[2]
+        name = str(name) if name is not None else ""
+        value: Any
+        if filename is not None:
+            value = {
+                "filename": str(filename),
+                "content_type": headers.get("content-type"),
+                "size": len(content),
+                "sha256": hashlib.sha256(content).hexdigest(),
+            }
+        else:
+            try:
+                value = content.decode("utf-8")
+            except UnicodeDecodeError:
+                value = _binary(content)
+        fields.setdefault(name, []).append(value)
+    return _unwrap(fields)
+
+
+def parse_body(
+    raw: bytes | None,
+    content_type: str | None = None,
+    content_encoding: str | None = None,
+    *,
+    limit: int = MAX_DECODED,
+) -> ParsedBody:
+    """Parse a request body per SPEC section 3; never raises."""
+    size = len(raw or b"")
+    if not raw:
+        return ParsedBody(None, "empty", 0)
+    if size > limit:
+        return ParsedBody(None, "unevaluable", size, f"body of {size} bytes exceeds {limit}")
+    try:
+        data = decode_content(raw, content_encoding, limit)
+        if content_type and content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
+            return ParsedBody(parse_multipart(data, content_type), "multipart", size)
+    except Unevaluable as e:
+        return ParsedBody(None, "unevaluable", size, str(e))
+    if not data:
+        return ParsedBody(None, "empty", size)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ParsedBody(_binary(data), "binary", size)
+    try:
+        return ParsedBody(json.loads(text), "json", size)
+    except (ValueError, RecursionError):
+        pass
+    form = parse_qs(text, keep_blank_values=True)
+    if form:
+        return ParsedBody(_unwrap(form), "form", size)
+    return ParsedBody(_cap(text), "text", size)
+
+
+def parse_query(query: str) -> dict[str, Any]:
+    """The query string as the reference parses it: blanks dropped, single values unwrapped."""
+    if not query:
+        return {}
+    return _unwrap(parse_qs(query))

@@ -1,0 +1,161 @@
+"""The one matcher (SPEC section 3), shared by the live addon and the offline scorer.
+
+A request matches iff re.search(url_pattern, canonical_url) and method == eval_schema.method and
+the body filter and the params filter hold, with the reference's filter semantics. A body the
+filter cannot be checked against (too large, undecodable, a bomb) fails closed: it is blocked and
+credited as body_unverified. A no-match says why, rule by rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from proxy_addon.bodies import parse_query
+from proxy_addon.tasks import EvalSchema
+
+_HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), f"a {type(value).__name__}"
+    )
+
+
+def filter_mismatch(expected: dict[str, Any] | None, actual: Any, what: str) -> str | None:
+    """Why actual fails the filter, or None if it holds (the reference's _const_fields_match)."""
+    if not expected:
+        return None
+    if not actual:
+        return f"{what}: expected {_short(expected)}, got {_kind(actual)} (empty)"
+    if isinstance(actual, list):
+        reasons = [filter_mismatch(expected, item, f"{what}[{i}]") for i, item in enumerate(actual)]
+        if any(r is None for r in reasons):
+            return None
+        return f"{what}: no element of the list matches; first: {reasons[0]}"
+    if not isinstance(actual, dict):
+        return f"{what}: expected an object with {_short(expected)}, got {_kind(actual)}"
+    for key, want in expected.items():
+        got = actual.get(key)
+        if got != want:
+            if key not in actual:
+                return f"{what}: key {key!r} missing (expected {_short(want)})"
+            hint = ""
+            if isinstance(want, str) != isinstance(got, str):
+                hint = f" ({_kind(want)} never equals {_kind(got)})"
+            return f"{what}: key {key!r} expected {_short(want)}, got {_short(got)}{hint}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """The matcher's view of one request: canonical URL, exact method, parsed body."""
+
+    method: str
+    url: str
+    body: Any = None
+    body_error: str | None = None
+
+    @property
+    def query(self) -> dict[str, Any]:
+        return parse_query(urlsplit(self.url).query)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    match: bool
+    reasons: tuple[str, ...] = ()
+    url_matched: bool = False
+    method_matched: bool = False
+    body_unverified: bool = False
+    same_host: bool = False
+
+    @property
+    def near_miss(self) -> bool:
+        """Not a match, but close: the URL matched, or the host is the pattern's host."""
+        return not self.match and (self.url_matched or self.same_host)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"match": self.match, "reasons": list(self.reasons)}
+        if self.body_unverified:
+            out["body_unverified"] = True
+        return out
+
+
+@dataclass(slots=True)
+class Matcher:
+    """A compiled eval_schema; raises re.error for a pattern that does not compile."""
+
+    schema: EvalSchema
+    _regex: re.Pattern[str] | None = field(init=False, default=None)
+    _hosts: tuple[str, ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        if not self.schema.is_placeholder:
+            self._regex = re.compile(self.schema.url_pattern)
+            literal = self.schema.url_pattern.replace("\\.", ".")
+            self._hosts = tuple(h.lower() for h in _HOST_IN_PATTERN.findall(literal))
+
+    @property
+    def log_only(self) -> bool:
+        return self._regex is None
+
+    @property
+    def needs_body(self) -> bool:
+        return bool(self.schema.body)
+
+    def url_matches(self, url: str) -> bool:
+        return self._regex is not None and self._regex.search(url) is not None
+
+    def _same_host(self, url: str) -> bool:
+        host = urlsplit(url).hostname or ""
+        return any(host == h or host.endswith("." + h) for h in self._hosts)
+
+    def match(self, req: HttpRequest) -> MatchResult:
+        """Decide one request; every rule that fails is named in reasons."""
+        if self._regex is None:
+            return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
+        if self._regex.search(req.url) is None:
+            return MatchResult(
+                False,
+                (f"url: pattern {self.schema.url_pattern!r} not found in {req.url!r}",),
+                same_host=self._same_host(req.url),
+            )
+        reasons: list[str] = []
+        want = self.schema.method
+        method_ok = not want or req.method == want
+        if not method_ok:
+            reasons.append(f"method: expected {want}, got {req.method}")
+        unverified = False
+        if self.schema.body:
+            if req.body_error is not None:
+                unverified = True
+            elif (why := filter_mismatch(self.schema.body, req.body, "body")) is not None:
+                reasons.append(why)
+        if self.schema.params and (why := filter_mismatch(self.schema.params, req.query, "params")):
+            reasons.append(why)
+        matched = not reasons
+        if matched and unverified:
+            reasons.append(f"body: unverified ({req.body_error}); blocked to fail closed")
+        return MatchResult(
+            matched,
+            tuple(reasons),
+            url_matched=True,
+            method_matched=method_ok,
+            body_unverified=matched and unverified,
+            same_host=True,
+        )

@@ -1,0 +1,169 @@
+"""The files the proxy writes (SPEC section 4), and a reader for every interception.json shape."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+STOP_REASONS = (
+    "time_limit_exceeded",
+    "agent_exited",
+    "agent_idle",
+    "proxy_failed",
+    "container_failed",
+    "unknown",
+)
+
+STOP_DESCRIPTIONS = {
+    "time_limit_exceeded": "Session stopped: time limit exceeded before the interceptor was "
+    "triggered.",
+    "agent_exited": "Session stopped: agent process exited before triggering the interceptor.",
+    "agent_idle": "Session stopped: agent went idle before triggering the interceptor.",
+    "proxy_failed": "Session stopped: the interception proxy never became ready.",
+    "container_failed": "Session stopped: the sandbox container failed or died.",
+    "unknown": "Session stopped: unknown reason.",
+}
+
+_OURS = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class InterceptedRequest(BaseModel):
+    model_config = _OURS
+
+    url: str
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    body: Any = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    content_type: str | None = None
+    http_version: str = "HTTP/1.1"
+    body_size: int = 0
+    body_unverified: bool = False
+
+
+class Interception(BaseModel):
+    """data/interception.json as the addon writes it at block time."""
+
+    model_config = _OURS
+
+    intercepted: Literal[True] = True
+    request: InterceptedRequest
+    schema_: dict[str, Any] = Field(alias="schema")
+    intercepted_at: float
+    blocked_count: int = 1
+
+
+class NotIntercepted(BaseModel):
+    """data/interception.json as the runner writes it when nothing matched (reference shape)."""
+
+    model_config = _OURS
+
+    intercepted: Literal[False] = False
+    stop_reason: Literal[
+        "time_limit_exceeded",
+        "agent_exited",
+        "agent_idle",
+        "proxy_failed",
+        "container_failed",
+        "unknown",
+    ]
+    stop_description: str
+    request: None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+    @classmethod
+    def for_reason(cls, reason: str, schema: dict[str, Any] | None) -> NotIntercepted:
+        reason = reason if reason in STOP_REASONS else "unknown"
+        return cls(stop_reason=reason, stop_description=STOP_DESCRIPTIONS[reason], schema=schema)
+
+
+class RequestLogEntry(BaseModel):
+    """One line of data/requests.jsonl."""
+
+    model_config = _OURS
+
+    timestamp: float
+    url: str
+    method: str
+    headers: dict[str, str]
+    body: Any = None
+    query_params: dict[str, Any] = Field(default_factory=dict)
+    http_version: str
+    content_type: str | None = None
+    body_size: int = 0
+    matched: bool = False
+    blocked: bool = False
+    near_miss: list[str] | None = None
+    websocket: bool = False
+    mode: str | None = None
+
+
+class ProxyReady(BaseModel):
+    """data/.proxy-ready: written once the task is loaded and the proxy listens."""
+
+    model_config = _OURS
+
+    pid: int
+    versions: dict[str, str]
+    listen: list[str]
+    task: str
+    task_sha256: str
+    log_only: bool
+    ready_at: float
+
+
+class InterceptionView(BaseModel):
+    """Any interception.json shape, normalised for readers (ours, the reference's, flat)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    intercepted: bool
+    request: dict[str, Any] | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    stop_reason: str | None = None
+    stop_description: str | None = None
+    intercepted_at: float | None = None
+    blocked_count: int | None = None
+
+
+class RecordError(ValueError):
+    """A run file that cannot be read; the message names the file."""
+
+
+def normalise_interception(data: Any, path: str = "interception.json") -> InterceptionView:
+    """Accept ours, the reference's (no headers, no blocked_count) and the flat url/method/body."""
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    data = dict(data)
+    if "request" not in data and "url" in data:
+        data["request"] = {k: data.pop(k) for k in ("url", "method", "body", "params") if k in data}
+        data.setdefault("intercepted", True)
+    if "intercepted" not in data:
+        data["intercepted"] = bool(data.get("request"))
+    try:
+        view = InterceptionView.model_validate(data)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise RecordError(f"{path}: {loc}: {first['msg']}") from e
+    if view.intercepted and not isinstance(view.request, dict):
+        raise RecordError(f"{path}: intercepted is true but request is missing")
+    if view.request is not None and not isinstance(view.request.get("url"), str):
+        raise RecordError(f"{path}: request.url must be a string")
+    return view
+
+
+def read_interception(path: str | os.PathLike[str]) -> InterceptionView:
+    """Read data/interception.json in any supported shape; RecordError names the file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(f"{p}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RecordError(f"{p}: unreadable or truncated JSON: {e}") from e
+    return normalise_interception(data, str(p))

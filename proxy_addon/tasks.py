@@ -1,0 +1,167 @@
+"""task.json as the reference schema in pydantic models; loader errors name file and field."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PLACEHOLDER = "__PLACEHOLDER_WILL_NOT_MATCH__"
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+_FORBID = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class EvalSchema(BaseModel):
+    """What the interceptor blocks: URL regex, method, optional body and query filters."""
+
+    model_config = _FORBID
+
+    url_pattern: str
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+    body: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+
+    @property
+    def is_placeholder(self) -> bool:
+        """True for a log-only task: empty pattern or the reference's placeholder token."""
+        return not self.url_pattern or PLACEHOLDER in self.url_pattern
+
+
+class CommonInfo(BaseModel):
+    model_config = _FORBID
+
+    email_credentials: Literal["credentials to use the assigned disposable email account"]
+    user_info: Literal["alex_green_personal_info.json; the dummy user's personal information"]
+    user_resume: Literal["PDF resume with disposable email account injected"]
+
+
+class Metadata(BaseModel):
+    """Human-readable metadata; the reference schema allows extra keys here."""
+
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
+
+    task_id: int
+    metaclass: str
+    class_: str = Field(alias="class")
+    description: str
+    sites_involved: list[str]
+    platform: str
+    common_info: CommonInfo
+
+
+class ExtraInfo(BaseModel):
+    model_config = _FORBID
+
+    path: str
+    description: str
+
+
+class JudgeContext(BaseModel):
+    """Hidden context for the judge only; never shown to the agent."""
+
+    model_config = _FORBID
+
+    rubric: str | None = None
+    reference_solution: str | None = None
+    source_task_yaml: str | None = None
+
+
+class Task(BaseModel):
+    """One task.json."""
+
+    model_config = _FORBID
+
+    schema_ref: Any = Field(default=None, alias="$schema")
+    metadata: Metadata | None = None
+    instruction: str
+    eval_schema: EvalSchema
+    time_limit: Annotated[float, Field(ge=1)]
+    extra_info: list[ExtraInfo] = Field(default_factory=list)
+    judge_context: JudgeContext | None = None
+
+    @property
+    def task_id(self) -> int | None:
+        return self.metadata.task_id if self.metadata else None
+
+
+class TaskError(ValueError):
+    """A task.json that cannot be used; the message names the file, the field and the fix."""
+
+    def __init__(self, path: str | os.PathLike[str], field: str, message: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.message = message
+        super().__init__(f"{self.path}: {field}: {message}" if field else f"{self.path}: {message}")
+
+
+_FIX = {
+    "extra_forbidden": "unknown key; remove it or check its spelling against task.schema.json",
+    "missing": "required key is missing; add it",
+    "literal_error": "value not allowed",
+    "greater_than_equal": "must be >= 1 (minutes)",
+}
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def errors_from_validation(path: str | os.PathLike[str], exc: ValidationError) -> list[TaskError]:
+    """Turn pydantic's errors into one TaskError per problem, each with file, field and fix."""
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if p not in ("function-after", "str", "int", "float"))
+        hint = _FIX.get(err["type"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {loc[-1]!r}: {hint}"
+        elif hint and err["type"] != "literal_error":
+            msg = f"{msg} ({hint})"
+        out.append(TaskError(path, _field(loc), msg))
+    return out
+
+
+def parse_task(data: Any, path: str | os.PathLike[str] = "<task>") -> Task:
+    """Validate an already-decoded task.json; raise the first problem as TaskError."""
+    if not isinstance(data, dict):
+        raise TaskError(path, "", f"must be a JSON object, got {type(data).__name__}")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as e:
+        raise errors_from_validation(path, e)[0] from e
+
+
+def read_task_json(path: str | os.PathLike[str]) -> Any:
+    """Read and JSON-decode a task file, with errors naming the file."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "task.json"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskError(p, "", "file not found; pass a task.json or its directory") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TaskError(p, "", f"cannot read: {e}") from e
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TaskError(p, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+
+
+def task_path(path: str | os.PathLike[str]) -> Path:
+    """A task directory or file → the task.json path."""
+    p = Path(path)
+    return p / "task.json" if p.is_dir() else p
+
+
+def load_task(path: str | os.PathLike[str]) -> Task:
+    """Load and validate one task.json (or a directory holding one)."""
+    p = task_path(path)
+    return parse_task(read_task_json(p), p)

@@ -1,0 +1,98 @@
+"""The canonical URL that url_pattern is matched against (SPEC section 3)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+_PCT_DOT = re.compile(r"%2e", re.IGNORECASE)
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4, with %2e read as a dot as browsers do."""
+    if "." not in path and "%" not in path:
+        return path
+    if "%" in path:
+        # Only whole segments of encoded dots are dot segments; decode just those.
+        path = "/".join(
+            _PCT_DOT.sub(".", s) if _PCT_DOT.sub(".", s) in (".", "..") else s
+            for s in path.split("/")
+        )
+    segments = path.split("/")
+    out: list[str] = []
+    for seg in segments[1:] if path.startswith("/") else segments:
+        if seg == ".":
+            continue
+        if seg == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(seg)
+    if segments[-1] in (".", ".."):
+        out.append("")
+    return "/" + "/".join(out)
+
+
+def canonical_host(host: str) -> str:
+    """Lower-case, IDNA-encode and strip the trailing dot of a host name (IP literals kept)."""
+    host = host.strip().rstrip(".").lower()
+    if not host or host.startswith("[") or host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def split_authority(authority: str) -> tuple[str, int | None]:
+    """'Host:8080' → ('Host', 8080); '[::1]:443' → ('[::1]', 443); a bad port → None."""
+    authority = authority.strip()
+    if "@" in authority:
+        authority = authority.rsplit("@", 1)[1]
+    if authority.startswith("["):
+        end = authority.find("]")
+        host, rest = authority[: end + 1], authority[end + 1 :]
+        port_s = rest[1:] if rest.startswith(":") else ""
+    elif authority.count(":") == 1:
+        host, port_s = authority.split(":", 1)
+    else:
+        host, port_s = authority, ""
+    if port_s.isdigit() and int(port_s) < 65536:
+        return host, int(port_s)
+    return host, None
+
+
+def build_url(scheme: str, host: str, port: int | None, target: str) -> str:
+    """Canonical URL from parts; target is the request path with its raw query."""
+    scheme = scheme.lower()
+    host = canonical_host(host)
+    netloc = host if port is None or DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    path, sep, query = target.partition("?")
+    path = path.split("#", 1)[0]
+    if sep:
+        query = query.split("#", 1)[0]
+    path = remove_dot_segments(path) if path else "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    return f"{scheme}://{netloc}{path}{sep}{query}"
+
+
+def canonical_url(url: str) -> str:
+    """Canonicalise an absolute URL string (for the CLI, the scorer and tests)."""
+    parts = urlsplit(url.strip())
+    if not parts.scheme or not parts.netloc:
+        raise ValueError(f"not an absolute URL: {url!r}")
+    host, port = split_authority(parts.netloc)
+    target = parts.path + (f"?{parts.query}" if "?" in url.split("#", 1)[0] else "")
+    return build_url(parts.scheme, host, port, target)
+
+
+def request_url(scheme: str, host_header: str | None, host: str, port: int, target: str) -> str:
+    """The URL a proxied request is matched as: the host from Host/:authority, else the peer."""
+    if host_header:
+        h, p = split_authority(host_header)
+        if h:
+            return build_url(scheme, h, p, target)
+    return build_url(scheme, host, port, target)

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Create .venv with a Python >= 3.12 and install this project with its dev extras.
+# Idempotent: re-running only reinstalls when pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; }
+
+find_python() {
+  local c
+  for c in "${PYTHON:-}" python3.14 python3.13 python3.12 python3; do
+    if [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && ok "$(command -v "$c")"; then
+      command -v "$c"; return 0
+    fi
+  done
+  # pyenv-installed interpreters (python3 on PATH may be an older one)
+  local root="${PYENV_ROOT:-$HOME/.pyenv}"
+  for c in $(ls -d "$root"/versions/3.1[2-9]* 2>/dev/null | sort -Vr); do
+    if ok "$c/bin/python"; then echo "$c/bin/python"; return 0; fi
+  done
+  for c in /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do
+    if [ -x "$c" ] && ok "$c"; then echo "$c"; return 0; fi
+  done
+  return 1
+}
+
+if [ ! -x .venv/bin/python ] || ! ok .venv/bin/python; then
+  py=$(find_python) || {
+    echo "setup: no Python >= 3.12 found (mitmproxy 12 and the openai client need it)." >&2
+    echo "setup: install one (e.g. 'pyenv install 3.12' or 'uv python install 3.12')," >&2
+    echo "setup: or point PYTHON=/path/to/python3.12 at it, then run scripts/setup.sh again." >&2
+    exit 1
+  }
+  echo "setup: creating .venv with $py ($("$py" -V 2>&1))"
+  rm -rf .venv
+  "$py" -m venv .venv
+fi
+
+stamp=.venv/.clawbench-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing clawbench-intercept and its dev tools into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  echo "$want" > "$stamp"
+fi
