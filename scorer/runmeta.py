@@ -1,0 +1,78 @@
+"""run-meta.json: written by the runner, updated (own keys only) by the scorer; unknown keys kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from proxy_addon.atomic import write_json_atomic
+from proxy_addon.records import RecordError
+
+RESULT_CATEGORIES = (
+    "passed",
+    "judge_mismatch",
+    "judge_error",
+    "intercepted",
+    "model_not_intercepted",
+    "infra_failure",
+)
+"""Our result_category values (SPEC section 7)."""
+
+REFERENCE_INFRA_CATEGORIES = ("api_or_credit", "task_data", "build_instruction")
+"""Reference categories that are infra failures (plus every browser_runtime_*)."""
+
+
+def safe_model(model: str) -> str:
+    """The reference's path-safe model name: runs of '/' and ':' become '--'."""
+    return re.sub(r"[/:]+", "--", model)
+
+
+class RunMeta(BaseModel):
+    """The keys we read or write; the reference's ~30 others ride along untouched."""
+
+    model_config = ConfigDict(extra="allow")
+
+    test_case: str | None = None
+    task_id: int | str | None = None
+    instruction: str | None = None
+    model: str | None = None
+    harness: str | None = None
+    timestamp: str | None = None
+    time_limit_minutes: float | None = None
+    duration_seconds: float | None = None
+    task_json_sha256: str | None = None
+    intercepted: bool = False
+    stop_reason: str | None = None
+    result_category: str | None = None
+    egress_blocked: int | None = None
+    judge_match: bool | None = None
+    final_pass: bool | None = None
+
+
+def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:
+    """Read a run-meta.json; RecordError names the file on any problem."""
+    p = Path(path)
+    try:
+        data: Any = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(f"{p}: missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RecordError(f"{p}: unreadable or truncated JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise RecordError(f"{p}: expected a JSON object, got {type(data).__name__}")
+    try:
+        return RunMeta.model_validate(data)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise RecordError(f"{p}: {loc}: {first['msg']}") from e
+
+
+def write_run_meta(path: str | os.PathLike[str], meta: RunMeta) -> None:
+    """Write run-meta.json atomically: the keys read or assigned, unknown ones included."""
+    write_json_atomic(path, meta.model_dump(mode="json", exclude_unset=True), durable=True)
