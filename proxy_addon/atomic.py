@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+_counter = itertools.count()
+
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
-    """Write to a temp file in the same directory, fsync it, then os.replace it into place."""
+    """Write a temp file beside path, fdatasync it (durable), then os.replace it into place."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # pid + counter is unique per writer without tempfile's random-name retries (hot path).
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{next(_counter)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o644)  # mkstemp's 0600 would hide results from their reader
-            f.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if durable:
-                f.flush()
-                os.fsync(f.fileno())
+                os.fdatasync(fd)  # data and size; the rename below is the commit point
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
