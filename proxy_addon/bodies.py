@@ -11,7 +11,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
 from typing import Any
@@ -28,6 +30,8 @@ MAX_DECODED = 64 * 1024 * 1024
 """Largest body (after Content-Encoding) that is parsed; beyond it the body is unevaluable."""
 RAW_TEXT_CAP = 64 * 1024
 """Raw (non-form, non-JSON) bodies are kept up to this many characters."""
+MAX_JSON_DEPTH = 256
+"""JSON nested deeper than this is unevaluable: no real request is, and recursion has limits."""
 
 
 class Unevaluable(ValueError):
@@ -42,7 +46,15 @@ class ParsedBody:
     error: str | None = None
 
 
-def _bounded(chunks: Any, limit: int) -> bytes:
+_STEP = 1 << 20
+"""Decoders produce at most this much output per call, so the bound is checked as they go."""
+
+
+class _Corrupt(ValueError):
+    """A compressed stream that is cut short or followed by data that is not part of it."""
+
+
+def _bounded(chunks: Iterator[bytes], limit: int) -> bytes:
     out = bytearray()
     for chunk in chunks:
         out += chunk
@@ -51,41 +63,59 @@ def _bounded(chunks: Any, limit: int) -> bytes:
     return bytes(out)
 
 
-def _zlib(data: bytes, wbits: int, limit: int) -> bytes:
-    d = zlib.decompressobj(wbits)
-
-    def chunks():
+def _zlib_chunks(data: bytes, wbits: int) -> Iterator[bytes]:
+    while True:
+        d = zlib.decompressobj(wbits)
         buf = data
-        while buf:
-            yield d.decompress(buf, 1 << 20)
+        while buf and not d.eof:
+            yield d.decompress(buf, _STEP)
             buf = d.unconsumed_tail
-            if d.eof:
-                break
-        yield d.flush()
+        if not d.eof:
+            yield d.flush()  # at most one pending match copy once the input is used up
+            if not d.eof:
+                raise _Corrupt("stream truncated")
+        data = d.unused_data
+        if not data:
+            return
+        if wbits != 31:  # only gzip may have several members (RFC 1952 section 2.2)
+            raise _Corrupt("data after the end of the stream")
 
-    return _bounded(chunks(), limit)
 
-
-def _brotli(data: bytes, limit: int) -> bytes:
+def _brotli_chunks(data: bytes) -> Iterator[bytes]:
     d = brotli.Decompressor()
-
-    def chunks():
-        yield d.process(data, output_buffer_limit=1 << 20)
-        while not d.is_finished() and not d.can_accept_more_data():
-            yield d.process(b"", output_buffer_limit=1 << 20)
-
-    return _bounded(chunks(), limit)
+    yield d.process(data, output_buffer_limit=_STEP)
+    while not d.is_finished() and not d.can_accept_more_data():
+        yield d.process(b"", output_buffer_limit=_STEP)
+    if not d.is_finished():
+        raise _Corrupt("stream truncated")
 
 
-def _zstd(data: bytes, limit: int) -> bytes:
-    d = zstd.ZstdDecompressor()
-
-    def chunks():
-        yield d.decompress(data, max_length=1 << 20)
+def _zstd_chunks(data: bytes) -> Iterator[bytes]:
+    while data:  # a zstd stream may hold several frames (RFC 8878 section 3.1)
+        d = zstd.ZstdDecompressor()
+        yield d.decompress(data, max_length=_STEP)
         while not d.eof and not d.needs_input:
-            yield d.decompress(b"", max_length=1 << 20)
+            yield d.decompress(b"", max_length=_STEP)
+        if not d.eof:
+            raise _Corrupt("stream truncated")
+        data = d.unused_data
 
-    return _bounded(chunks(), limit)
+
+def _decode_one(data: bytes, enc: str, limit: int) -> bytes:
+    if enc in ("gzip", "x-gzip"):
+        return _bounded(_zlib_chunks(data, 31), limit)
+    if enc == "deflate":
+        try:
+            return _bounded(_zlib_chunks(data, 15), limit)
+        except zlib.error:  # no zlib header: raw deflate, as some clients send it
+            return _bounded(_zlib_chunks(data, -15), limit)
+    if enc == "br":
+        return _bounded(_brotli_chunks(data), limit)
+    if enc == "zstd":
+        return _bounded(_zstd_chunks(data), limit)
+    if enc == "identity":
+        return data
+    raise Unevaluable(f"unknown Content-Encoding {enc!r}")
 
 
 def decode_content(data: bytes, content_encoding: str | None, limit: int = MAX_DECODED) -> bytes:
@@ -94,24 +124,24 @@ def decode_content(data: bytes, content_encoding: str | None, limit: int = MAX_D
         return data
     for enc in reversed([e.strip().lower() for e in content_encoding.split(",") if e.strip()]):
         try:
-            if enc in ("gzip", "x-gzip"):
-                data = _zlib(data, 31, limit)
-            elif enc == "deflate":
-                try:
-                    data = _zlib(data, 15, limit)
-                except zlib.error:
-                    data = _zlib(data, -15, limit)
-            elif enc == "br":
-                data = _brotli(data, limit)
-            elif enc == "zstd":
-                data = _zstd(data, limit)
-            elif enc != "identity":
-                raise Unevaluable(f"unknown Content-Encoding {enc!r}")
+            data = _decode_one(data, enc, limit)
         except Unevaluable:
             raise
-        except Exception as e:  # zlib.error, brotli.error, zstd.ZstdError: corrupt stream
+        except Exception as e:  # zlib.error, brotli.error, zstd.ZstdError, _Corrupt
             raise Unevaluable(f"cannot decode Content-Encoding {enc!r}: {e}") from e
     return data
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    # Iterative on purpose: the point is to spare recursive consumers (matcher, redaction, dumps).
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def _unwrap(parsed: dict[str, list[Any]]) -> dict[str, Any]:
@@ -130,18 +160,30 @@ def _cap(text: str) -> str:
     return f"{text[:RAW_TEXT_CAP]}...[truncated, {len(text)} characters in all]"
 
 
-def _content_type(header: str) -> Message:
-    msg = Message()
-    msg["content-type"] = header
-    return msg
+_BOUNDARY = re.compile(r';\s*boundary\s*=\s*(?:"([^"]*)"|([^;\s]+))', re.IGNORECASE)
+
+
+def _boundary(content_type: str) -> bytes:
+    # Parsed by hand: email.message turns the surrogate-escaped bytes mitmproxy hands over
+    # into U+FFFD, and the delimiter must be the header's exact bytes.
+    m = _BOUNDARY.search(content_type)
+    boundary = (m.group(1) if m.group(1) is not None else m.group(2)) if m else ""
+    if not boundary:
+        raise Unevaluable("multipart/form-data without a boundary")
+    return boundary.encode("utf-8", "surrogateescape")
+
+
+def _header_text(head: bytes) -> str:
+    # Browsers write part names and file names in UTF-8; fall back to latin-1, which never fails.
+    try:
+        return head.decode("utf-8")
+    except UnicodeDecodeError:
+        return head.decode("latin-1")
 
 
 def parse_multipart(data: bytes, content_type: str) -> dict[str, Any]:
     """multipart/form-data → {name: value}; file parts → {filename, content_type, size, sha256}."""
-    boundary = _content_type(content_type).get_param("boundary")
-    if not isinstance(boundary, str) or not boundary:
-        raise Unevaluable("multipart/form-data without a boundary")
-    delim = b"--" + boundary.encode("latin-1")
+    delim = b"--" + _boundary(content_type)
     pieces = data.split(delim)
     if len(pieces) < 3 or not pieces[-1].startswith(b"--"):
         raise Unevaluable("multipart body without its closing boundary")
@@ -152,7 +194,7 @@ def parse_multipart(data: bytes, content_type: str) -> dict[str, Any]:
         if not sep:
             raise Unevaluable("multipart part without a header/body separator")
         headers = Message()
-        for line in head.decode("latin-1").split("\r\n"):
+        for line in _header_text(head).split("\r\n"):
             if ":" in line:
                 k, v = line.split(":", 1)
                 headers[k.strip()] = v.strip()
@@ -206,9 +248,18 @@ def parse_body(
     except UnicodeDecodeError:
         return ParsedBody(_binary(data), "binary", size)
     try:
-        return ParsedBody(json.loads(text), "json", size)
-    except (ValueError, RecursionError):
+        value = json.loads(text)
+    except RecursionError:
+        return ParsedBody(
+            None, "unevaluable", size, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        )
+    except ValueError:
         pass
+    else:
+        if isinstance(value, (dict, list)) and _too_deep(value, MAX_JSON_DEPTH):
+            error = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            return ParsedBody(None, "unevaluable", size, error)
+        return ParsedBody(value, "json", size)
     form = parse_qs(text, keep_blank_values=True)
     if form:
         return ParsedBody(_unwrap(form), "form", size)

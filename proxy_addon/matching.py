@@ -12,7 +12,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from proxy_addon.bodies import parse_query
 from proxy_addon.tasks import EvalSchema
@@ -23,7 +22,7 @@ _HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 def _short(value: Any, limit: int = 80) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -31,22 +30,16 @@ def _short(value: Any, limit: int = 80) -> str:
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "a number"
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
         type(value), f"a {type(value).__name__}"
     )
 
 
-def filter_mismatch(expected: dict[str, Any] | None, actual: Any, what: str) -> str | None:
-    """Why actual fails the filter, or None if it holds (the reference's _const_fields_match)."""
-    if not expected:
-        return None
+def _one_mismatch(expected: dict[str, Any], actual: Any, what: str) -> str | None:
     if not actual:
         return f"{what}: expected {_short(expected)}, got {_kind(actual)} (empty)"
-    if isinstance(actual, list):
-        reasons = [filter_mismatch(expected, item, f"{what}[{i}]") for i, item in enumerate(actual)]
-        if any(r is None for r in reasons):
-            return None
-        return f"{what}: no element of the list matches; first: {reasons[0]}"
     if not isinstance(actual, dict):
         return f"{what}: expected an object with {_short(expected)}, got {_kind(actual)}"
     for key, want in expected.items():
@@ -61,6 +54,41 @@ def filter_mismatch(expected: dict[str, Any] | None, actual: Any, what: str) -> 
     return None
 
 
+def _where(what: str, path: tuple[int, ...]) -> str:
+    return what + "".join(f"[{i}]" for i in path)
+
+
+def filter_mismatch(expected: dict[str, Any] | None, actual: Any, what: str) -> str | None:
+    """Why actual fails the filter, or None if it holds (the reference's _const_fields_match)."""
+    if not expected:
+        return None
+    if not isinstance(actual, list) or not actual:
+        return _one_mismatch(expected, actual, what)
+    # Any element of a (nested) list may match. Walked with a stack, depth-first in order, so
+    # that no nesting depth can overflow the interpreter's recursion limit.
+    first: tuple[Any, tuple[int, ...]] | None = None
+    stack: list[tuple[Any, tuple[int, ...]]] = [(actual, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, list) and item:
+            stack.extend((item[i], (*path, i)) for i in range(len(item) - 1, -1, -1))
+            continue
+        if item and isinstance(item, dict) and all(item.get(k) == v for k, v in expected.items()):
+            return None
+        first = first or (item, path)
+    assert first is not None
+    why = _one_mismatch(expected, first[0], _where(what, first[1]))
+    return f"{what}: no element of the list matches; first: {why}"
+
+
+def _url_host(url: str) -> str:
+    # By hand: urlsplit() raises on a stray bracket, and a raising matcher lets requests through.
+    authority = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
+    if authority.startswith("["):
+        return authority.split("]", 1)[0][1:].lower()
+    return authority.split(":", 1)[0].lower()
+
+
 @dataclass(frozen=True, slots=True)
 class HttpRequest:
     """The matcher's view of one request: canonical URL, exact method, parsed body."""
@@ -72,7 +100,8 @@ class HttpRequest:
 
     @property
     def query(self) -> dict[str, Any]:
-        return parse_query(urlsplit(self.url).query)
+        """The parsed query string (blanks dropped, as the reference does)."""
+        return parse_query(self.url.partition("?")[2].partition("#")[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +151,7 @@ class Matcher:
         return self._regex is not None and self._regex.search(url) is not None
 
     def _same_host(self, url: str) -> bool:
-        host = urlsplit(url).hostname or ""
+        host = _url_host(url)
         return any(host == h or host.endswith("." + h) for h in self._hosts)
 
     def match(self, req: HttpRequest) -> MatchResult:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote_plus
 
 REDACTED = "[REDACTED]"
 
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-csrf-token"}
 )
+_URL_HEADERS = frozenset({"referer", "location", "content-location"})
+"""Headers whose value is a URL, and so may carry secrets in its query."""
 SECRET_KEY = re.compile(r"token|secret|password|passwd|csrf|session|api[-_]?key", re.IGNORECASE)
 
 
 def is_secret_key(key: str) -> bool:
+    """True for a header, body or query key whose value must not be written anywhere."""
     return bool(SECRET_KEY.search(key))
 
 
@@ -24,7 +27,10 @@ def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in headers:
         if name.lower() in SECRET_HEADERS or is_secret_key(name):
-            value = REDACTED
+            out[name] = REDACTED
+            continue
+        if name.lower() in _URL_HEADERS:
+            value = redact_url(value)
         out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 
@@ -44,11 +50,13 @@ def redact_fields(value: Any) -> Any:
 def redact_url(url: str) -> str:
     """Replace the values of secret-looking query keys in a URL, keeping everything else as is."""
     base, sep, rest = url.partition("?")
-    if not sep or not SECRET_KEY.search(rest):
+    if not sep:
         return url
     query, hsep, frag = rest.partition("#")
     parts = []
     for pair in query.split("&"):
         key, eq, _ = pair.partition("=")
-        parts.append(f"{key}={quote(REDACTED)}" if eq and is_secret_key(key) else pair)
+        # The key as the server reads it: percent-escapes and '+' decoded.
+        secret = eq and is_secret_key(unquote_plus(key))
+        parts.append(f"{key}={quote(REDACTED)}" if secret else pair)
     return f"{base}?{'&'.join(parts)}{hsep}{frag}"

@@ -79,7 +79,7 @@ class Task(BaseModel):
     metadata: Metadata | None = None
     instruction: str
     eval_schema: EvalSchema
-    time_limit: Annotated[float, Field(ge=1)]
+    time_limit: Annotated[float, Field(ge=1, allow_inf_nan=False)]
     extra_info: list[ExtraInfo] = Field(default_factory=list)
     judge_context: JudgeContext | None = None
 
@@ -98,12 +98,32 @@ class TaskError(ValueError):
         super().__init__(f"{self.path}: {field}: {message}" if field else f"{self.path}: {message}")
 
 
-_FIX = {
-    "extra_forbidden": "unknown key; remove it or check its spelling against task.schema.json",
-    "missing": "required key is missing; add it",
-    "literal_error": "value not allowed",
-    "greater_than_equal": "must be >= 1 (minutes)",
-}
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+
+
+def _message(err: Any, loc: tuple[Any, ...]) -> str:
+    """pydantic's message plus what was found and how to fix it."""
+    kind, msg, found = err["type"], err["msg"], err.get("input")
+    if kind == "extra_forbidden":
+        return f"unknown key {loc[-1]!r} (remove it or check its spelling against task.schema.json)"
+    if kind == "missing":
+        return "required key is missing (add it)"
+    if kind == "literal_error":
+        return f"{msg}, got {json.dumps(found, ensure_ascii=False, default=str)} (use one of those)"
+    if kind == "greater_than_equal":
+        return f"must be at least 1 (minutes), got {found!r} (raise it)"
+    if kind == "finite_number":
+        return f"must be a finite number of minutes, got {found!r}"
+    if kind.endswith("_type"):
+        return f"{msg}, got {_json_type(found)} (fix the value's type)"
+    return msg
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -118,13 +138,7 @@ def errors_from_validation(path: str | os.PathLike[str], exc: ValidationError) -
     out = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if p not in ("function-after", "str", "int", "float"))
-        hint = _FIX.get(err["type"])
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}: {hint}"
-        elif hint and err["type"] != "literal_error":
-            msg = f"{msg} ({hint})"
-        out.append(TaskError(path, _field(loc), msg))
+        out.append(TaskError(path, _field(loc), _message(err, loc)))
     return out
 
 

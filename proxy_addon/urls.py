@@ -69,27 +69,27 @@ def build_url(scheme: str, host: str, port: int | None, target: str) -> str:
     scheme = scheme.lower()
     host = canonical_host(host)
     netloc = host if port is None or DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    path, sep, query = target.partition("?")
-    path = path.split("#", 1)[0]
-    if sep:
-        query = query.split("#", 1)[0]
+    # A fragment ends the URL: anything after '#' (even a '?') is not path or query.
+    path, sep, query = target.split("#", 1)[0].partition("?")
     path = remove_dot_segments(path) if path else "/"
     if not path.startswith("/"):
         path = "/" + path
     return f"{scheme}://{netloc}{path}{sep}{query}"
 
 
-def canonical_url(url: str) -> str:
-    """Canonicalise an absolute URL string (for the CLI, the scorer and tests)."""
+def canonical_url(url: str, host_header: str | None = None) -> str:
+    """Canonicalise an absolute URL string; a Host header, if given, names the host instead."""
     parts = urlsplit(url.strip())
     if not parts.scheme or not parts.netloc:
         raise ValueError(f"not an absolute URL: {url!r}")
     host, port = split_authority(parts.netloc)
     target = parts.path + (f"?{parts.query}" if "?" in url.split("#", 1)[0] else "")
-    return build_url(parts.scheme, host, port, target)
+    return request_url(parts.scheme, host_header, host, port, target)
 
 
-def request_url(scheme: str, host_header: str | None, host: str, port: int, target: str) -> str:
+def request_url(
+    scheme: str, host_header: str | None, host: str, port: int | None, target: str
+) -> str:
     """The URL a proxied request is matched as: the host from Host/:authority, else the peer."""
     if host_header:
         h, p = split_authority(host_header)

@@ -1,0 +1,173 @@
+"""The task model (SPEC section 2): the reference schema, strictly; errors name file and field."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_addon.tasks import PLACEHOLDER, Task, TaskError, load_task, parse_task
+
+COMMON_INFO = {
+    "email_credentials": "credentials to use the assigned disposable email account",
+    "user_info": "alex_green_personal_info.json; the dummy user's personal information",
+    "user_resume": "PDF resume with disposable email account injected",
+}
+MINIMAL: dict[str, Any] = {
+    "instruction": "Buy two mugs",
+    "eval_schema": {"url_pattern": r"shop\.test/api/checkout", "method": "POST"},
+    "time_limit": 5,
+}
+FULL: dict[str, Any] = {
+    "$schema": "../../task.schema.json",
+    "metadata": {
+        "task_id": 1,
+        "metaclass": "shopping",
+        "class": "checkout",
+        "description": "Buy two mugs",
+        "sites_involved": ["shop.test"],
+        "platform": "shop",
+        "common_info": COMMON_INFO,
+        "anything_else": "metadata allows extra keys",
+    },
+    "instruction": "Buy two mugs",
+    "eval_schema": {
+        "url_pattern": r"shop\.test/api/checkout",
+        "method": "POST",
+        "body": {"sku": "MUG"},
+        "params": {"v": "2"},
+    },
+    "time_limit": 7.5,
+    "extra_info": [{"path": "extra_info/a.json", "description": "the address"}],
+    "judge_context": {"rubric": "r", "reference_solution": "s", "source_task_yaml": "y"},
+}
+
+
+def test_every_reference_task_loads(reference_corpus: Path) -> None:
+    files = sorted(reference_corpus.glob("*/*/task.json"))
+    assert len(files) == 332
+    tasks = [load_task(f) for f in files]
+    assert sum(t.eval_schema.is_placeholder for t in tasks) == 90
+    assert {f.parent.parent.name for f in files} == {
+        "v1",
+        "v1-lite",
+        "v2",
+        "claw-eval",
+        "environmental-observation",
+    }
+
+
+def test_minimal_and_full_tasks_load() -> None:
+    assert parse_task(MINIMAL).time_limit == 5
+    task = parse_task(FULL)
+    assert task.metadata is not None and task.metadata.class_ == "checkout"
+    assert task.task_id == 1
+    assert task.eval_schema.body == {"sku": "MUG"}
+    assert task.extra_info[0].path == "extra_info/a.json"
+    assert task.judge_context is not None and task.judge_context.rubric == "r"
+
+
+def _with(base: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(base)
+    *parents, last = dotted.split(".")
+    node = data
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return data
+
+
+_DELETE = object()
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field", "words"),
+    [
+        # unknown keys, anywhere the schema forbids them, name the key
+        ("instructions", "typo", "instructions", ["unknown key 'instructions'", "spelling"]),
+        ("eval_schema.query", {}, "eval_schema.query", ["unknown key 'query'"]),
+        ("extra_info.0.file", "x", "extra_info[0].file", ["unknown key 'file'"]),
+        ("judge_context.notes", "x", "judge_context.notes", ["unknown key 'notes'"]),
+        ("metadata.common_info.x", "y", "metadata.common_info.x", ["unknown key 'x'"]),
+        # required keys
+        ("instruction", _DELETE, "instruction", ["required key is missing"]),
+        ("eval_schema.method", _DELETE, "eval_schema.method", ["required key is missing"]),
+        ("metadata.class", _DELETE, "metadata.class", ["required key is missing"]),
+        ("extra_info.0.description", _DELETE, "extra_info[0].description", ["missing"]),
+        # wrong types name the field and what was found
+        ("instruction", 5, "instruction", ["valid string", "got a number"]),
+        ("eval_schema.url_pattern", None, "eval_schema.url_pattern", ["got null"]),
+        ("eval_schema.body", ["commit"], "eval_schema.body", ["dictionary", "got an array"]),
+        ("eval_schema.params", "type=RCO", "eval_schema.params", ["got a string"]),
+        ("time_limit", "30", "time_limit", ["valid number", "got a string"]),
+        ("time_limit", True, "time_limit", ["got a boolean"]),
+        ("metadata.task_id", "873", "metadata.task_id", ["valid integer", "got a string"]),
+        ("metadata.sites_involved", "resy.com", "metadata.sites_involved", ["got a string"]),
+        ("extra_info", {"path": "a"}, "extra_info", ["valid list", "got an object"]),
+        ("judge_context.rubric", 1, "judge_context.rubric", ["got a number"]),
+        # wrong values
+        ("eval_schema.method", "post", "eval_schema.method", ["'POST'", 'got "post"']),
+        ("eval_schema.method", "HEAD", "eval_schema.method", ["'DELETE'", 'got "HEAD"']),
+        ("time_limit", 0, "time_limit", ["at least 1", "got 0"]),
+        ("time_limit", 0.5, "time_limit", ["at least 1"]),
+        ("time_limit", float("inf"), "time_limit", ["finite"]),
+        ("time_limit", float("nan"), "time_limit", ["finite"]),
+        (
+            "metadata.common_info.user_info",
+            "alex.json",
+            "metadata.common_info.user_info",
+            ["alex_green_personal_info.json", 'got "alex.json"'],
+        ),
+    ],
+)
+def test_bad_task_names_file_and_field(
+    dotted: str, value: Any, field: str, words: list[str]
+) -> None:
+    with pytest.raises(TaskError) as info:
+        parse_task(_with(FULL, dotted, value), "corpus/x/task.json")
+    err = info.value
+    assert err.path == "corpus/x/task.json"
+    assert err.field == field
+    for word in words:
+        assert word in err.message, err.message
+    assert str(err).startswith(f"corpus/x/task.json: {field}: ")
+
+
+@pytest.mark.parametrize("data", [[], "task", 3, None])
+def test_non_object_task(data: Any) -> None:
+    with pytest.raises(TaskError, match="must be a JSON object"):
+        parse_task(data, "t.json")
+
+
+def test_load_task_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(TaskError, match="file not found"):
+        load_task(tmp_path / "missing")
+    bad = tmp_path / "bad" / "task.json"
+    bad.parent.mkdir()
+    bad.write_text('{\n  "instruction": "x",\n}\n')
+    with pytest.raises(TaskError, match=r"invalid JSON at line 2 column 21") as info:
+        load_task(bad.parent)  # a directory means its task.json
+    assert info.value.path == str(bad)
+    bad.write_bytes(b"\xff\xfe")
+    with pytest.raises(TaskError, match="cannot read"):
+        load_task(bad)
+
+
+def test_load_task_from_directory(tmp_path: Path) -> None:
+    (tmp_path / "task.json").write_text(json.dumps(MINIMAL))
+    assert isinstance(load_task(tmp_path), Task)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "placeholder"),
+    [("", True), (PLACEHOLDER, True), (f"x{PLACEHOLDER}", True), (r"shop\.test", False)],
+)
+def test_placeholder(pattern: str, placeholder: bool) -> None:
+    task = parse_task(_with(MINIMAL, "eval_schema.url_pattern", pattern))
+    assert task.eval_schema.is_placeholder is placeholder

@@ -1,0 +1,130 @@
+"""Canonical URLs (SPEC section 3): what url_pattern is matched against."""
+
+from __future__ import annotations
+
+import pytest
+
+from proxy_addon.urls import canonical_url, remove_dot_segments, request_url, split_authority
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        # scheme and host lower-cased, path and query left as sent
+        ("HTTPS://WWW.Shop.COM/Cart/Add?SKU=AbC", "https://www.shop.com/Cart/Add?SKU=AbC"),
+        # IDNA host (punycode), upper-case non-ASCII folded first
+        ("https://bücher.example/kasse", "https://xn--bcher-kva.example/kasse"),
+        ("https://BÜCHER.example/kasse", "https://xn--bcher-kva.example/kasse"),
+        # trailing dot dropped
+        ("https://shop.com./checkout", "https://shop.com/checkout"),
+        # default ports dropped, others kept
+        ("https://shop.com:443/checkout", "https://shop.com/checkout"),
+        ("http://shop.com:80/checkout", "http://shop.com/checkout"),
+        ("https://shop.com:8443/checkout", "https://shop.com:8443/checkout"),
+        ("http://shop.com:443/checkout", "http://shop.com:443/checkout"),
+        ("http://127.0.0.1:7878/api/task-submit", "http://127.0.0.1:7878/api/task-submit"),
+        # dot segments resolved, %2e read as a dot (either case), partial dots kept
+        ("https://shop.com/v2/./save", "https://shop.com/v2/save"),
+        ("https://shop.com/v2/x/../save", "https://shop.com/v2/save"),
+        ("https://shop.com/v2/%2e/save", "https://shop.com/v2/save"),
+        ("https://shop.com/v2/x/%2E%2e/save", "https://shop.com/v2/save"),
+        ("https://shop.com/v2/x/.%2e/save", "https://shop.com/v2/save"),
+        ("https://shop.com/../../save", "https://shop.com/save"),
+        ("https://shop.com/a/b/..", "https://shop.com/a/"),
+        ("https://shop.com/a/.", "https://shop.com/a/"),
+        ("https://shop.com/a/..b/.c/%2ex", "https://shop.com/a/..b/.c/%2ex"),
+        # empty path becomes /
+        ("https://shop.com", "https://shop.com/"),
+        ("https://shop.com?q=1", "https://shop.com/?q=1"),
+        # raw query kept byte for byte (no re-encoding, no reordering, blanks kept)
+        ("https://shop.com/s?b=2&a=%2F&c=&a=x+y", "https://shop.com/s?b=2&a=%2F&c=&a=x+y"),
+        ("https://shop.com/s?", "https://shop.com/s?"),
+        ("https://shop.com/s?a=./../b", "https://shop.com/s?a=./../b"),
+        # fragment dropped, with or without a query
+        ("https://shop.com/p#reviews", "https://shop.com/p"),
+        ("https://shop.com/p?x=1#reviews", "https://shop.com/p?x=1"),
+        ("https://shop.com/p#frag?x=1", "https://shop.com/p"),
+        # credentials are not part of what is matched
+        ("https://user:pw@Shop.com/p", "https://shop.com/p"),
+        # IPv6 literal kept in brackets, port rules still apply
+        ("https://[::1]:443/p", "https://[::1]/p"),
+        ("http://[::1]:8080/p", "http://[::1]:8080/p"),
+    ],
+)
+def test_canonical_url(raw: str, canonical: str) -> None:
+    assert canonical_url(raw) == canonical
+
+
+@pytest.mark.parametrize("raw", ["shop.com/checkout", "/checkout", "", "https://", "mailto:x"])
+def test_canonical_url_rejects_non_absolute(raw: str) -> None:
+    with pytest.raises(ValueError, match="not an absolute URL"):
+        canonical_url(raw)
+
+
+def test_canonical_url_is_idempotent() -> None:
+    url = canonical_url("HTTPS://Shop.COM.:443/a/./b/../c?x=1#f")
+    assert url == "https://shop.com/a/c?x=1"
+    assert canonical_url(url) == url
+
+
+@pytest.mark.parametrize(
+    ("scheme", "host_header", "peer", "port", "target", "url"),
+    [
+        # the Host header names the site, never the IP the client connected to
+        ("https", "WWW.Shop.com", "93.184.216.34", 443, "/cart", "https://www.shop.com/cart"),
+        ("https", "shop.com:8443", "10.0.0.1", 443, "/cart", "https://shop.com:8443/cart"),
+        ("https", "shop.com:443", "10.0.0.1", 8443, "/cart", "https://shop.com/cart"),
+        ("http", "shop.com.", "10.0.0.1", 80, "/a/../cart?x=1", "http://shop.com/cart?x=1"),
+        ("https", "bücher.example", "10.0.0.1", 443, "/", "https://xn--bcher-kva.example/"),
+        # no (or an empty) Host header: fall back to the peer
+        ("https", None, "10.0.0.1", 443, "/cart", "https://10.0.0.1/cart"),
+        ("https", "", "10.0.0.1", 8443, "/cart", "https://10.0.0.1:8443/cart"),
+        # a raw fragment in the request target is not part of the URL (nor is what follows it)
+        ("https", "shop.com", "10.0.0.1", 443, "/p#frag?x=1", "https://shop.com/p"),
+        ("https", "shop.com", "10.0.0.1", 443, "/p?x=1#frag", "https://shop.com/p?x=1"),
+        # origin-form target without a leading slash (asterisk-form and the like)
+        ("https", "shop.com", "10.0.0.1", 443, "", "https://shop.com/"),
+    ],
+)
+def test_request_url(
+    scheme: str, host_header: str | None, peer: str, port: int, target: str, url: str
+) -> None:
+    assert request_url(scheme, host_header, peer, port, target) == url
+
+
+@pytest.mark.parametrize(
+    ("authority", "parts"),
+    [
+        ("shop.com", ("shop.com", None)),
+        ("shop.com:8080", ("shop.com", 8080)),
+        ("shop.com:", ("shop.com", None)),
+        ("u:p@shop.com:81", ("shop.com", 81)),
+        ("[::1]:443", ("[::1]", 443)),
+        ("[::1]", ("[::1]", None)),
+        ("shop.com:99999", ("shop.com", None)),
+    ],
+)
+def test_split_authority(authority: str, parts: tuple[str, int | None]) -> None:
+    assert split_authority(authority) == parts
+
+
+@pytest.mark.parametrize(
+    ("path", "resolved"),
+    [
+        ("/a/b/c/./../../g", "/a/g"),
+        ("/mid/content=5/../6", "/mid/6"),
+        ("/..", "/"),
+        ("/a//b", "/a//b"),
+        ("/plain/path", "/plain/path"),
+    ],
+)
+def test_remove_dot_segments(path: str, resolved: str) -> None:
+    assert remove_dot_segments(path) == resolved
+
+
+def test_canonical_url_with_host_header() -> None:
+    # The CLI's --header host:... works like the proxy: the Host header wins over the URL's host.
+    assert (
+        canonical_url("https://93.184.216.34/cart?x=1", host_header="Shop.COM")
+        == "https://shop.com/cart?x=1"
+    )
