@@ -1,0 +1,276 @@
+"""clawbench-sandbox: build the agent image, run one task in it, or run a corpus as a batch.
+
+    clawbench-sandbox build [--base-image IMG] [--ca-bundle FILE] [--tag NAME] [--chromium]
+    clawbench-sandbox run TASK_DIR (--agent null | --agent scripted --script FILE
+                                    | --agent-cmd CMD) [--image NAME] [--model M] [--harness H]
+                                   [--out DIR] [--env K=V ...] [--judge-model NAME]
+    clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
+                                   [--resume BATCH_DIR] [--include-placeholders]
+
+Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from sandbox import engine
+from sandbox.agents.script import ScriptError, load_script
+from sandbox.image import DEFAULT_BASE, DEFAULT_IMAGE, BuildError, build_image
+from sandbox.payload import AgentChoice
+from sandbox.runner import RunRequest, run_task
+
+
+class UsageError(ValueError):
+    """A bad command line; one line on stderr, exit 2."""
+
+
+def _default_image() -> str:
+    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
+
+
+def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not key or (not sep and not from_env):
+            raise UsageError(f"{flag} {item!r}: use KEY=VALUE")
+        if not sep:
+            if key not in os.environ:
+                raise UsageError(f"{flag} {key}: not set in this environment; use {key}=VALUE")
+            value = os.environ[key]
+        out[key] = value
+    return out
+
+
+def _agent(args: argparse.Namespace) -> AgentChoice:
+    if args.agent_cmd is not None:
+        if args.script is not None:
+            raise UsageError("--script goes with --agent scripted, not with --agent-cmd")
+        return AgentChoice("cmd", command=args.agent_cmd)
+    if args.agent == "scripted":
+        if args.script is None:
+            raise UsageError("--agent scripted needs --script FILE (a JSON or YAML list)")
+        try:
+            return AgentChoice("scripted", script=tuple(load_script(args.script)))
+        except ScriptError as e:
+            raise UsageError(str(e)) from e
+    if args.script is not None:
+        raise UsageError("--script goes with --agent scripted")
+    return AgentChoice("null")
+
+
+def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
+    """A RunRequest from the shared run/batch options."""
+    if args.upstream_ca is not None and not args.upstream_ca.is_file():
+        raise UsageError(f"--upstream-ca {args.upstream_ca}: not a file")
+    return RunRequest(
+        task_dir=task_dir,
+        agent=_agent(args),
+        out=out,
+        image=args.image,
+        model=args.model,
+        harness=args.harness,
+        env=_pairs(args.env, "--env", from_env=True),
+        network=args.network,
+        upstream_ca=args.upstream_ca,
+        mitm_options=_pairs(args.mitm_set, "--mitm-set"),
+        stop_grace_s=args.stop_grace,
+        proxy_ready_timeout_s=args.proxy_timeout,
+    )
+
+
+def _agent_options(p: argparse.ArgumentParser) -> None:
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--agent",
+        choices=("null", "scripted"),
+        default="null",
+        help="a built-in agent (default: null, which does nothing)",
+    )
+    who.add_argument(
+        "--agent-cmd", metavar="CMD", help="run CMD with /bin/sh as the unprivileged agent user"
+    )
+    p.add_argument(
+        "--script",
+        type=Path,
+        metavar="FILE",
+        help="requests for --agent scripted (JSON or YAML list)",
+    )
+    p.add_argument(
+        "--image",
+        default=_default_image(),
+        help="sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or %(default)s)",
+    )
+    p.add_argument("--model", default="none", help="model name for the run directory")
+    p.add_argument("--harness", help="harness name (default: the agent's kind)")
+    p.add_argument("--out", type=Path, default=Path("out"), help="output directory")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="agent environment variable (K alone copies it from here)",
+    )
+    p.add_argument("--network", help="Docker network for the agent's container")
+    p.add_argument(
+        "--upstream-ca",
+        type=Path,
+        metavar="PEM",
+        help="also trust this CA for upstream servers (a local test or demo site)",
+    )
+    p.add_argument(
+        "--mitm-set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="extra mitmproxy option for the proxy inside the container",
+    )
+    p.add_argument(
+        "--stop-grace",
+        type=float,
+        default=10,
+        metavar="S",
+        help="seconds between SIGTERM and SIGKILL when stopping the agent",
+    )
+    p.add_argument(
+        "--proxy-timeout",
+        type=float,
+        default=60,
+        metavar="S",
+        help="seconds to wait for the proxy to become ready",
+    )
+    p.add_argument("--judge-model", metavar="NAME", help="score the run(s) right away")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clawbench-sandbox", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true", help="tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build the sandbox image")
+    b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
+    b.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PEM",
+        help="CA bundle for the build's own downloads (not kept in the image)",
+    )
+    b.add_argument("--tag", default=_default_image(), help="default: %(default)s")
+    b.add_argument("--chromium", action="store_true", help="install Chromium in the image")
+    b.add_argument(
+        "--extra-packages",
+        default="",
+        metavar="PKGS",
+        help="more apt packages, space-separated (e.g. nodejs)",
+    )
+    r = sub.add_parser("run", help="run one task in the sandbox")
+    r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    _agent_options(r)
+    t = sub.add_parser("batch", help="run every task of a corpus")
+    t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
+    _agent_options(t)
+    t.add_argument("--concurrency", type=int, default=2, metavar="N")
+    t.add_argument(
+        "--resume",
+        type=Path,
+        metavar="BATCH_DIR",
+        help="continue a batch: finished runs are kept, the rest run",
+    )
+    t.add_argument(
+        "--include-placeholders",
+        action="store_true",
+        help="also run log-only tasks that can never intercept",
+    )
+    return parser
+
+
+def _build(args: argparse.Namespace) -> int:
+    client = engine.connect()
+    image_id = build_image(
+        client,
+        tag=args.tag,
+        base_image=args.base_image,
+        ca_bundle=args.ca_bundle,
+        chromium=args.chromium,
+        extra_packages=args.extra_packages,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(f"{args.tag} {image_id}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    req = request_from(args, args.task_dir, args.out)
+    outcome = run_task(engine.connect(), req)
+    if args.judge_model and outcome.intercepted:
+        from sandbox.judging import score_run
+
+        score_run(outcome.run_dir, args.judge_model)
+    verdict = outcome.verdict
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "run_dir": str(outcome.run_dir),
+                    "result_category": verdict.result_category,
+                    "stop_reason": verdict.stop_reason,
+                    "failure_reason": verdict.failure_reason,
+                    "exit_code": outcome.exit_code,
+                }
+            )
+        )
+    else:
+        label = {0: "INTERCEPTED", 1: "NOT INTERCEPTED", 2: "INFRA FAILURE"}[outcome.exit_code]
+        why = verdict.failure_reason or verdict.stop_reason
+        print(f"{label} ({why}) — results in {outcome.run_dir}")
+    return outcome.exit_code
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from sandbox.batch import BatchOptions, run_batch
+
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    template = request_from(args, args.corpus, args.out)
+    options = BatchOptions(
+        corpus=args.corpus,
+        out=args.out,
+        concurrency=args.concurrency,
+        resume=args.resume,
+        include_placeholders=args.include_placeholders,
+        judge_model=args.judge_model,
+    )
+    return run_batch(engine.connect(), template, options, json_output=args.json)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of clawbench-sandbox."""
+    args = _parser().parse_args(argv)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
+    try:
+        return {"build": _build, "run": _run, "batch": _batch}[args.command](args)
+    except (UsageError, engine.EngineError, BuildError) as e:
+        if args.debug:
+            raise
+        print(f"clawbench-sandbox: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("clawbench-sandbox: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)  # SIGTERM cleans up like Ctrl-C

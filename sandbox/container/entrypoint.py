@@ -1,0 +1,345 @@
+"""The agent container's entrypoint (runs as root with NET_ADMIN; the agent never does).
+
+Usage (the image's ENTRYPOINT): python -m sandbox.container.entrypoint
+
+In order: lock down the files (task.json readable by `proxy` only, the data dir writable by
+`proxy` only); start mitmdump + addon as `proxy` (regular mode on 127.0.0.1:8080, transparent on
+8081); install the egress firewall while it boots; wait for .proxy-ready (else proxy_failed);
+trust its CA everywhere; start the submit page if the task has one; run the agent as `agent` with
+no capabilities; stop it on .stop-requested, when it exits or at time_limit; write report.json
+(stop reason, packets dropped, timings). The runner reads the files after the container exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from pydantic import ValidationError
+
+from proxy_addon.atomic import write_json_atomic
+from proxy_addon.launcher import ADDON
+from proxy_addon.records import ProxyReady
+from sandbox.container import firewall, trust
+from sandbox.container.processes import Account, spawn, stop
+from sandbox.contract import (
+    AGENT_HOME,
+    AGENT_USER,
+    CONF_DIR,
+    CONFIG,
+    DATA_DIR,
+    INSTRUCTION_FILE,
+    LOG_DIR,
+    MY_INFO,
+    PROXY_USER,
+    REGULAR_PORT,
+    REPORT,
+    SUBMIT_PORT,
+    SUBMIT_USER,
+    TASK_DIR,
+    TASK_FILE,
+    TRANSPARENT_PORT,
+    UPSTREAM_CA,
+    VENV,
+    VENV_PYTHON,
+    ContainerConfig,
+    SandboxReport,
+    Timings,
+)
+
+POLL_S = 0.05
+
+
+class SetupError(RuntimeError):
+    """The session cannot start safely; reason is a SandboxReport stop_reason."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def say(message: str) -> None:
+    print(f"clawbench-sandbox: {message}", flush=True)
+
+
+def ipv6_enabled() -> bool:
+    """True when the namespace has IPv6 on loopback (Docker disables it on IPv4-only networks)."""
+    try:
+        return "00000000000000000000000000000001" in Path("/proc/net/if_inet6").read_text()
+    except OSError:
+        return False
+
+
+def _own(path: Path, account: Account, mode: int) -> None:
+    os.chown(path, account.uid, account.gid)
+    path.chmod(mode)
+
+
+def _tail(path: Path, lines: int = 8) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:]) or "(empty log)"
+
+
+class Session:
+    """One run: proxy, firewall, trust, agent, stop, report."""
+
+    def __init__(self, config: ContainerConfig, started: float) -> None:
+        self.config = config
+        self.timings = Timings(entrypoint_started=started)
+        self.proxy_account = Account.lookup(PROXY_USER)
+        self.agent_account = Account.lookup(AGENT_USER)
+        self.ipv6 = ipv6_enabled()
+        self.families = (4, 6)
+        self.interrupted = False
+        self.listen: list[str] = []
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.logs: list[IO[bytes]] = []
+
+    def _log(self, name: str) -> IO[bytes]:
+        log = open(Path(LOG_DIR) / name, "ab")  # noqa: SIM115 (closed in close())
+        self.logs.append(log)
+        return log
+
+    # -- setup -----------------------------------------------------------------------------------
+
+    def lock_down(self) -> None:
+        root = Account("root", 0, 0, "/root")
+        for path, owner, mode in (
+            (Path(LOG_DIR), root, 0o700),
+            (Path(DATA_DIR), self.proxy_account, 0o750),
+            (Path(CONF_DIR), self.proxy_account, 0o700),
+            (Path(TASK_DIR), self.proxy_account, 0o700),
+        ):
+            path.mkdir(parents=True, exist_ok=True)
+            _own(path, owner, mode)
+        _own(Path(TASK_FILE), self.proxy_account, 0o400)
+        for path in [Path(MY_INFO), *Path(MY_INFO).rglob("*")]:
+            _own(path, root, 0o755 if path.is_dir() else 0o444)
+
+    def start_proxy(self) -> None:
+        modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
+        if self.ipv6:
+            modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
+        options = {
+            "flow_detail": "0",
+            "confdir": CONF_DIR,
+            "clawbench_task": TASK_FILE,
+            "clawbench_data": DATA_DIR,
+        }
+        if self.config.upstream_ca:
+            options["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
+        options.update(self.config.mitm_options)
+        argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
+        for mode in modes:
+            argv += ["--mode", mode]
+        for key, value in options.items():
+            argv += ["--set", f"{key}={value}"]
+        env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
+        self.procs["proxy"] = spawn(
+            self.proxy_account, argv, env=env, cwd=CONF_DIR, log=self._log("mitmdump.log")
+        )
+
+    def install_firewall(self) -> None:
+        policy = firewall.Policy(
+            agent_uid=self.agent_account.uid,
+            proxy_uid=self.proxy_account.uid,
+            transparent_port=TRANSPARENT_PORT,
+            nameservers=firewall.nameservers_from(Path("/etc/resolv.conf").read_text()),
+            submit_port=SUBMIT_PORT if self.config.submit_page else None,
+        )
+        try:
+            warnings = firewall.apply(policy, (4,))
+            try:
+                warnings += firewall.apply(policy, (6,))
+            except firewall.FirewallError:
+                if self.ipv6:
+                    raise
+                self.families = (4,)  # no IPv6 in this namespace at all: nothing to filter
+                warnings.append("IPv6 is disabled here; ip6tables not used")
+        except firewall.FirewallError as e:
+            raise SetupError("container_failed", f"firewall: {e}") from e
+        for warning in warnings:
+            say(warning)
+
+    def wait_ready(self) -> None:
+        ready_file = Path(DATA_DIR) / ".proxy-ready"
+        proxy = self.procs["proxy"]
+        deadline = time.monotonic() + self.config.proxy_ready_timeout_s
+        while time.monotonic() < deadline and not self.interrupted:
+            if ready_file.exists():
+                try:
+                    ready = ProxyReady.model_validate_json(ready_file.read_bytes())
+                except ValidationError:
+                    time.sleep(POLL_S)
+                    continue
+                self.listen = ready.listen
+                self.timings.proxy_ready = time.time()
+                return
+            if proxy.poll() is not None:
+                log = _tail(Path(LOG_DIR) / "mitmdump.log")
+                raise SetupError("proxy_failed", f"mitmdump exited with {proxy.returncode}: {log}")
+            time.sleep(POLL_S)
+        why = "interrupted" if self.interrupted else "timed out"
+        raise SetupError(
+            "interrupted" if self.interrupted else "proxy_failed",
+            f"no .proxy-ready ({why} after {self.config.proxy_ready_timeout_s:.0f}s): "
+            + _tail(Path(LOG_DIR) / "mitmdump.log"),
+        )
+
+    def install_trust(self) -> None:
+        ca_file = Path(CONF_DIR) / "mitmproxy-ca-cert.pem"
+        pem = ca_file.read_bytes()
+        trust.install_system(pem)
+        acct = self.agent_account
+        trust.install_nss(trust.LOCAL_CRT, Path(AGENT_HOME), acct.uid, acct.gid)
+
+    def start_submit_page(self) -> None:
+        nobody = Account.lookup(SUBMIT_USER)
+        argv = [VENV_PYTHON, "-m", "sandbox.container.submit", "--port", str(SUBMIT_PORT)]
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        self.procs["submit"] = proc = spawn(
+            nobody, argv, env=env, cwd="/", log=self._log("submit.log")
+        )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", SUBMIT_PORT), 1),
+            ):
+                return
+            if proc.poll() is not None:
+                break
+            time.sleep(POLL_S)
+        raise SetupError("container_failed", "submit page: " + _tail(Path(LOG_DIR) / "submit.log"))
+
+    # -- the agent -------------------------------------------------------------------------------
+
+    def run_agent(self) -> tuple[str, int | None]:
+        instruction = Path(INSTRUCTION_FILE).read_text(encoding="utf-8")
+        env = trust.agent_env(self.config.env, instruction, INSTRUCTION_FILE)
+        if self.config.submit_page:
+            env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
+        agent = spawn(
+            self.agent_account,
+            self.config.agent.argv,
+            env=env,
+            cwd=AGENT_HOME,
+            log=self._log("agent.log"),
+        )
+        self.timings.agent_started = time.time()
+        say(f"agent started ({self.config.agent.kind}), time limit {self.config.time_limit_s:.0f}s")
+        stop_file = Path(DATA_DIR) / ".stop-requested"
+        deadline = time.monotonic() + self.config.time_limit_s
+        reason = "time_limit_exceeded"
+        while time.monotonic() < deadline:
+            if stop_file.exists():
+                reason = "intercepted"
+                break
+            if agent.poll() is not None:
+                reason = "intercepted" if stop_file.exists() else "agent_exited"
+                break
+            if self.procs["proxy"].poll() is not None:
+                reason = "proxy_failed"
+                break
+            if self.interrupted:
+                reason = "interrupted"
+                break
+            time.sleep(POLL_S)
+        code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
+        self.timings.agent_ended = time.time()
+        say(f"agent stopped: {reason} (exit code {code})")
+        return reason, code
+
+    # -- teardown --------------------------------------------------------------------------------
+
+    def close(self) -> int | None:
+        """Stop helpers (the proxy last, so the agent never outlives it) and count the drops."""
+        blocked = None
+        with contextlib.suppress(firewall.FirewallError, OSError):
+            blocked = firewall.dropped(self.families)
+        for name in ("submit", "proxy"):
+            proc = self.procs.get(name)
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        for log in self.logs:
+            log.close()
+        return blocked
+
+    def run(self) -> SandboxReport:
+        reason, detail, code = "container_failed", None, None
+        try:
+            self.lock_down()
+            self.start_proxy()
+            self.install_firewall()
+            self.wait_ready()
+            self.install_trust()
+            if self.config.submit_page:
+                self.start_submit_page()
+            reason, code = self.run_agent()
+        except SetupError as e:
+            reason, detail = e.reason, str(e)
+        except Exception as e:  # report it: the runner must tell infra from model failures
+            reason, detail = "container_failed", f"{type(e).__name__}: {e}"
+        finally:
+            blocked = self.close()
+            self.timings.stopped = time.time()
+        if detail:
+            say(f"{reason}: {detail}")
+        return SandboxReport(
+            stop_reason=reason,
+            detail=detail,
+            agent_exit_code=code,
+            egress_blocked=blocked,
+            ipv6=self.ipv6,
+            submit_page=self.config.submit_page,
+            listen=self.listen,
+            timings=self.timings,
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one session from /clawbench/config.json; exit 0 unless setup failed."""
+    started = time.time()
+    try:
+        config = ContainerConfig.model_validate_json(Path(CONFIG).read_bytes())
+    except (OSError, ValidationError) as e:
+        report = SandboxReport(
+            stop_reason="container_failed",
+            detail=f"{CONFIG}: {e}",
+            timings=Timings(entrypoint_started=started, stopped=time.time()),
+        )
+        write_json_atomic(REPORT, report)
+        say(f"container_failed: {CONFIG} unusable")
+        return 1
+    session = Session(config, started)
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        session.interrupted = True
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
+    report = session.run()
+    write_json_atomic(REPORT, report)
+    say(f"done: {report.stop_reason}, egress_blocked={report.egress_blocked}")
+    return 0 if report.stop_reason not in ("proxy_failed", "container_failed") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Start processes as an unprivileged user with no capabilities, and stop every one of them.
+
+setpriv (util-linux) switches uid/gid, drops the inheritable, ambient and bounding capability
+sets and sets no_new_privs, so neither the agent nor anything it executes (setuid binaries
+included) can regain the NET_ADMIN the entrypoint needed for the firewall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+
+@dataclass(frozen=True)
+class Account:
+    """A user the entrypoint runs something as."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+    @classmethod
+    def lookup(cls, name: str) -> Account:
+        entry = pwd.getpwnam(name)
+        return cls(name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
+
+
+def unprivileged(account: Account, argv: Sequence[str]) -> list[str]:
+    """argv wrapped to run as account with every capability set empty and no_new_privs."""
+    return [
+        "setpriv",
+        f"--reuid={account.uid}",
+        f"--regid={account.gid}",
+        "--init-groups",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+        *argv,
+    ]
+
+
+def spawn(
+    account: Account,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    log: IO[bytes],
+) -> subprocess.Popen[bytes]:
+    """Start argv as account in its own session (so the whole group can be signalled)."""
+    return subprocess.Popen(
+        unprivileged(account, argv),
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def pids_of(uid: int) -> list[int]:
+    """Every live process whose real uid is uid (a setsid'd grandchild included)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        zombie = fields.get("State", "").split()[:1] == ["Z"]  # dead, awaiting its reaper
+        if not zombie and int(fields.get("Uid", "-1 ").split()[0]) == uid:
+            found.append(int(entry.name))
+    return found
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
+
+
+def stop(proc: subprocess.Popen[bytes], uid: int, grace_s: float) -> int | None:
+    """SIGTERM the group, SIGKILL it after grace_s, then kill whatever else uid still runs."""
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+    deadline = time.monotonic() + 5
+    while (left := pids_of(uid)) and time.monotonic() < deadline:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    return proc.returncode

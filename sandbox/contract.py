@@ -1,0 +1,107 @@
+"""What the runner hands the container (config.json) and what it hands back (report.json).
+
+Both sides import this module: the runner on the host writes ContainerConfig into the container
+before it starts; the entrypoint inside writes SandboxReport when it stops. The paths below are
+the container's layout (SPEC section 8: the agent sees only its instruction and /my-info/).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VENV = "/opt/clawbench/venv"
+VENV_PYTHON = f"{VENV}/bin/python"
+ROOT = "/clawbench"
+CONFIG = f"{ROOT}/config.json"  # root 0600: holds the agent's --env values
+TASK_DIR = f"{ROOT}/task"  # proxy 0700
+TASK_FILE = f"{TASK_DIR}/task.json"  # proxy 0400: eval_schema and judge_context live here
+DATA_DIR = f"{ROOT}/data"  # proxy 0750: the addon's files (its log names the schema)
+CONF_DIR = f"{ROOT}/mitmproxy"  # proxy 0700: the CA key
+LOG_DIR = f"{ROOT}/logs"  # root 0700: agent.log, mitmdump.log, submit.log
+REPORT = f"{ROOT}/report.json"
+AGENT_DIR = f"{ROOT}/agent"  # root 0755: what the agent may read
+INSTRUCTION_FILE = f"{AGENT_DIR}/instruction.txt"
+SCRIPT_FILE = f"{AGENT_DIR}/script.json"
+UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"
+MY_INFO = "/my-info"
+AGENT_USER = "agent"
+AGENT_HOME = "/home/agent"
+PROXY_USER = "proxy"
+SUBMIT_USER = "nobody"
+
+REGULAR_PORT = 8080
+TRANSPARENT_PORT = 8081
+SUBMIT_PORT = 7878
+PROXY_URL = f"http://127.0.0.1:{REGULAR_PORT}"
+
+SANDBOX_STOP_REASONS = (
+    "intercepted",
+    "agent_exited",
+    "time_limit_exceeded",
+    "proxy_failed",
+    "container_failed",
+    "interrupted",
+)
+
+_OURS = ConfigDict(extra="forbid")
+
+
+class AgentSpec(BaseModel):
+    """How the entrypoint starts the agent: an argv run as the unprivileged `agent` user."""
+
+    model_config = _OURS
+
+    kind: Literal["null", "scripted", "cmd"]
+    argv: list[str] = Field(min_length=1)
+
+
+class ContainerConfig(BaseModel):
+    """config.json: everything the entrypoint needs besides the task itself."""
+
+    model_config = _OURS
+
+    version: Literal[1] = 1
+    agent: AgentSpec
+    time_limit_s: float = Field(gt=0)
+    stop_grace_s: float = Field(default=10, ge=0)
+    proxy_ready_timeout_s: float = Field(default=60, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    submit_page: bool = False
+    upstream_ca: bool = False
+    mitm_options: dict[str, str] = Field(default_factory=dict)
+
+
+class Timings(BaseModel):
+    """Wall-clock stamps (time.time()) of the container's phases."""
+
+    model_config = _OURS
+
+    entrypoint_started: float
+    proxy_ready: float | None = None
+    agent_started: float | None = None
+    agent_ended: float | None = None
+    stopped: float | None = None
+
+
+class SandboxReport(BaseModel):
+    """report.json: why the session stopped, what the firewall dropped, when each phase ran."""
+
+    model_config = _OURS
+
+    stop_reason: Literal[
+        "intercepted",
+        "agent_exited",
+        "time_limit_exceeded",
+        "proxy_failed",
+        "container_failed",
+        "interrupted",
+    ]
+    detail: str | None = None
+    agent_exit_code: int | None = None
+    egress_blocked: int | None = None
+    ipv6: bool = False
+    submit_page: bool = False
+    listen: list[str] = Field(default_factory=list)
+    timings: Timings

@@ -1,0 +1,198 @@
+"""The Docker SDK calls of a run: create the container, put its files in, wait, copy results out.
+
+Files travel by put_archive/get_archive, not bind mounts: ownership and modes inside the
+container are exactly what the tar says (task.json for `proxy` only, the agent's files
+read-only), and what lands on the host is owned by whoever runs the runner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+
+LABEL = "io.clawbench.sandbox"
+"""Every container the runner starts carries it (value: the run directory) for cleanup."""
+BATCH_LABEL = "io.clawbench.batch"
+
+
+class EngineError(RuntimeError):
+    """Docker refused or failed an operation; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file (data) or directory (data None) to create in the container."""
+
+    path: str
+    data: bytes | None = None
+    mode: int = 0o644
+    uid: int = 0
+    gid: int = 0
+
+
+def files_tar(entries: Iterable[FileEntry]) -> bytes:
+    """A tar of entries, rooted at /, with the owners and modes they ask for."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for entry in entries:
+            info = tarfile.TarInfo(entry.path.lstrip("/"))
+            info.mode, info.uid, info.gid, info.mtime = entry.mode, entry.uid, entry.gid, 0
+            if entry.data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(entry.data)
+                tar.addfile(info, io.BytesIO(entry.data))
+    return raw.getvalue()
+
+
+def connect() -> docker.DockerClient:
+    """A client for the local engine; EngineError when none answers."""
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as e:
+        raise EngineError(
+            f"no Docker engine answers ({e}); start dockerd or set DOCKER_HOST"
+        ) from e
+    return client
+
+
+def image_id(client: docker.DockerClient, name: str) -> str:
+    """The id of a local image; EngineError naming the fix when it is missing."""
+    try:
+        return client.images.get(name).id
+    except docker.errors.ImageNotFound:
+        raise EngineError(
+            f"image {name} is missing: build it with `clawbench-sandbox build --tag {name}`"
+        ) from None
+    except docker.errors.APIError as e:
+        raise EngineError(f"image {name}: {e}") from e
+
+
+def create(
+    client: docker.DockerClient,
+    image: str,
+    *,
+    name: str,
+    labels: dict[str, str],
+    files: Iterable[FileEntry],
+    network: str | None = None,
+) -> Any:
+    """Create (not start) the agent container and put its files in."""
+    try:
+        container = client.containers.create(
+            image,
+            name=name,
+            detach=True,
+            labels=labels,
+            cap_add=["NET_ADMIN"],  # for the entrypoint's iptables; the agent drops it
+            init=True,  # reap whatever the agent leaves orphaned
+            network=network,
+            shm_size="1g",  # Chromium needs more than Docker's 64 MB
+        )
+    except docker.errors.DockerException as e:
+        raise EngineError(f"cannot create container from {image}: {e}") from e
+    try:
+        container.put_archive("/", files_tar(files))
+    except docker.errors.DockerException as e:
+        remove(container)
+        raise EngineError(f"cannot copy the task into the container: {e}") from e
+    return container
+
+
+def start(container: Any) -> None:
+    try:
+        container.start()
+    except docker.errors.DockerException as e:
+        raise EngineError(f"cannot start container: {e}") from e
+
+
+def wait(container: Any, timeout_s: float) -> int | None:
+    """The container's exit code, or None if it still runs after timeout_s."""
+    try:
+        return int(container.wait(timeout=timeout_s).get("StatusCode", -1))
+    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+        return None
+
+
+def stop(container: Any, grace_s: float) -> None:
+    """SIGTERM (the entrypoint then stops the agent and writes its report), SIGKILL after grace."""
+    try:
+        container.stop(timeout=max(1, int(grace_s)))
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.DockerException as e:
+        raise EngineError(f"cannot stop container: {e}") from e
+
+
+def remove(container: Any) -> None:
+    """Remove the container whatever its state (idempotent)."""
+    with contextlib.suppress(docker.errors.NotFound):
+        container.remove(force=True)
+
+
+def _safe_relative(name: str) -> PurePosixPath | None:
+    parts = PurePosixPath(name).parts[1:]  # drop the archive's root (the copied dir's name)
+    if not parts or any(p in ("", ".", "..") for p in parts) or name.startswith("/"):
+        return None
+    return PurePosixPath(*parts)
+
+
+def fetch(container: Any, src: str, dest: Path) -> list[str]:
+    """Copy src (a file or directory in the container) to dest; return what was skipped."""
+    try:
+        chunks, _ = container.get_archive(src)
+    except docker.errors.NotFound:
+        return [f"{src}: not in the container"]
+    except docker.errors.DockerException as e:
+        return [f"{src}: {e}"]
+    skipped = []
+    with tempfile.TemporaryFile() as spool:
+        for chunk in chunks:
+            spool.write(chunk)
+        spool.seek(0)
+        with tarfile.open(fileobj=spool, mode="r:") as tar:
+            members = tar.getmembers()
+            single = len(members) == 1 and members[0].isfile()
+            for member in members:
+                if single:
+                    target = dest
+                else:
+                    rel = _safe_relative(member.name)
+                    if rel is None:
+                        continue  # the root entry itself, or a name we refuse
+                    target = dest / rel
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                elif member.isfile():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    source = tar.extractfile(member)
+                    assert source is not None
+                    with open(target, "wb") as out:
+                        shutil.copyfileobj(source, out)
+                    os.chmod(target, 0o644)
+                else:
+                    skipped.append(f"{src}: {member.name}: not a regular file, skipped")
+    return skipped
+
+
+def remove_labelled(client: docker.DockerClient, label: str, value: str) -> int:
+    """Force-remove every container with label=value (a batch's leftovers); return how many."""
+    count = 0
+    for container in client.containers.list(all=True, filters={"label": f"{label}={value}"}):
+        remove(container)
+        count += 1
+    return count

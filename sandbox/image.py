@@ -1,0 +1,139 @@
+"""Build the sandbox image with the Docker SDK from a small, reproducible context.
+
+The context holds only what the Dockerfile needs: the Dockerfile, build-ca.pem (the --ca-bundle,
+or empty), constraints.txt (this environment's exact versions, so the image runs the mitmproxy
+the tests ran) and src/ with pyproject.toml, README.md and the three packages. Entries have fixed
+owners and mtimes, so an unchanged tree gives a byte-identical context and the build cache hits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import tarfile
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("proxy_addon", "scorer", "sandbox")
+DEFAULT_IMAGE = "clawbench-sandbox:latest"
+DEFAULT_BASE = "python:3.12-slim"
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+OWN_DISTRIBUTION = "clawbench-intercept"
+
+
+class BuildError(RuntimeError):
+    """The image could not be built; the message carries the builder's last lines."""
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), mode, 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _sources(root: Path) -> Iterator[tuple[str, Path]]:
+    for package in PACKAGES:
+        base = root / package
+        if not base.is_dir():
+            raise BuildError(f"{base}: package directory missing; run from a checkout")
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(root)
+            if path.is_file() and not SKIP_PARTS & set(rel.parts) and path.suffix != ".pyc":
+                yield f"src/{rel.as_posix()}", path
+
+
+def constraints() -> str:
+    """Pin every distribution of this environment (ours excluded) for pip inside the build."""
+    pins = set()
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name.lower().replace("_", "-") != OWN_DISTRIBUTION:
+            pins.add(f"{name}=={dist.version}")
+    return "\n".join(sorted(pins, key=str.lower)) + "\n"
+
+
+def build_context(root: Path = REPO, ca_bundle: Path | None = None) -> bytes:
+    """The gzipped tar the daemon builds from."""
+    dockerfile = root / "Dockerfile"
+    if not dockerfile.is_file():
+        raise BuildError(f"{dockerfile}: missing; run from a checkout of clawbench-intercept")
+    bundle = b""
+    if ca_bundle is not None:
+        try:
+            bundle = ca_bundle.read_bytes()
+        except OSError as e:
+            raise BuildError(f"--ca-bundle {ca_bundle}: cannot read: {e}") from e
+        if b"-----BEGIN CERTIFICATE-----" not in bundle:
+            raise BuildError(f"--ca-bundle {ca_bundle}: no PEM certificate in it")
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        _add(tar, "Dockerfile", dockerfile.read_bytes())
+        _add(tar, "build-ca.pem", bundle)
+        _add(tar, "constraints.txt", constraints().encode())
+        _add(tar, "src/pyproject.toml", (root / "pyproject.toml").read_bytes())
+        readme = root / "README.md"
+        # pyproject names README.md as the readme; a checkout without one still builds.
+        _add(tar, "src/README.md", readme.read_bytes() if readme.exists() else b"clawbench\n")
+        for name, path in _sources(root):
+            _add(tar, name, path.read_bytes())
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+def build_image(
+    client: Any,
+    *,
+    tag: str = DEFAULT_IMAGE,
+    base_image: str = DEFAULT_BASE,
+    ca_bundle: Path | None = None,
+    chromium: bool = False,
+    extra_packages: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> str:
+    """Build and tag the image; return its id. Never pulls (the base must be local or pullable)."""
+    context = build_context(REPO, ca_bundle)
+    args = {
+        "BASE_IMAGE": base_image,
+        "WITH_CHROMIUM": "1" if chromium else "0",
+        "EXTRA_PACKAGES": extra_packages,
+    }
+    labels = {
+        "org.opencontainers.image.title": "clawbench-sandbox",
+        "io.clawbench.base-image": base_image,
+        "io.clawbench.chromium": args["WITH_CHROMIUM"],
+    }
+    for dist in (OWN_DISTRIBUTION, "mitmproxy"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            labels[f"io.clawbench.version.{dist}"] = metadata.version(dist)
+    tail: list[str] = []
+    image_id = None
+    stream = client.api.build(
+        fileobj=io.BytesIO(context),
+        custom_context=True,
+        encoding="gzip",
+        tag=tag,
+        buildargs=args,
+        labels=labels,
+        rm=True,
+        forcerm=True,
+        decode=True,
+    )
+    for chunk in stream:
+        if "error" in chunk:
+            detail = " | ".join(line.strip() for line in tail[-12:] if line.strip())
+            raise BuildError(f"{chunk['error'].strip()} (last output: {detail})")
+        text = chunk.get("stream", "")
+        if text:
+            tail.append(text)
+            if progress and text.startswith("Step "):
+                progress(text.strip())
+        aux = chunk.get("aux") or {}
+        image_id = aux.get("ID", image_id)
+    if image_id is None:
+        image_id = client.images.get(tag).id
+    return image_id

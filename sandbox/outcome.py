@@ -1,0 +1,74 @@
+"""How a run ended: intercepted, the model's failure, or infrastructure's (SPEC section 7).
+
+Infra failures are counted apart: a task that does not load, a missing image, a proxy that never
+became ready, a container that died or had to be killed, an agent command that cannot execute.
+Everything else that did not intercept is the model's (agent's) failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox.contract import SandboxReport
+
+EXIT_CODES = {"intercepted": 0, "model_not_intercepted": 1, "infra_failure": 2}
+INFRA_REASONS = ("proxy_failed", "container_failed", "interrupted")
+NOT_EXECUTABLE = (126, 127)  # the shell's "cannot execute" and "not found"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """result_category, the stop reason for run-meta and, for infra failures, why."""
+
+    result_category: str
+    stop_reason: str
+    failure_reason: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.result_category]
+
+    @property
+    def interception_reason(self) -> str:
+        """The stop_reason for a not-intercepted interception.json (one of STOP_REASONS)."""
+        if self.stop_reason in ("agent_exited", "time_limit_exceeded", "proxy_failed"):
+            return self.stop_reason
+        if self.stop_reason in ("container_failed", "interrupted", "host_timeout"):
+            return "container_failed"
+        return "unknown"
+
+
+def classify(
+    *,
+    intercepted: bool,
+    report: SandboxReport | None,
+    setup_failure: str | None = None,
+    exit_code: int | None = None,
+    host_timeout: bool = False,
+) -> Verdict:
+    """Decide a run's category from what the container left behind."""
+    if intercepted:
+        return Verdict("intercepted", "intercepted")
+    if setup_failure is not None:
+        return Verdict("infra_failure", "container_failed", setup_failure)
+    if report is None:
+        why = f"no report.json from the container (exit code {exit_code})"
+        if host_timeout:
+            why = "host_timeout: the container outlived its deadline and left no report"
+        return Verdict("infra_failure", "container_failed", why)
+    if host_timeout:
+        return Verdict(
+            "infra_failure", "host_timeout", "host_timeout: the container outlived its deadline"
+        )
+    if report.stop_reason in INFRA_REASONS:
+        return Verdict("infra_failure", report.stop_reason, report.detail or report.stop_reason)
+    if report.stop_reason == "agent_exited" and report.agent_exit_code in NOT_EXECUTABLE:
+        return Verdict(
+            "infra_failure",
+            "agent_exited",
+            f"agent command could not be executed (exit code {report.agent_exit_code})",
+        )
+    if report.stop_reason == "intercepted":
+        # .stop-requested without interception.json: the addon's record is missing.
+        return Verdict("infra_failure", "unknown", "stop requested but no interception.json")
+    return Verdict("model_not_intercepted", report.stop_reason)

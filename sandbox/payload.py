@@ -1,0 +1,103 @@
+"""What the runner puts into the container before it starts: config, task, the agent's files.
+
+Modes and owners are set in the tar: config.json (it holds the --env values) and task.json are
+root 0600/0400 (the entrypoint hands task.json to `proxy`), the agent's instruction and script
+and the /my-info/ files are world-readable and nobody's to write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from proxy_addon.tasks import Task
+from sandbox.agents.script import ScriptedRequest, dump_script
+from sandbox.agentview import AgentView
+from sandbox.contract import (
+    AGENT_DIR,
+    CONFIG,
+    INSTRUCTION_FILE,
+    MY_INFO,
+    SCRIPT_FILE,
+    TASK_DIR,
+    TASK_FILE,
+    UPSTREAM_CA,
+    VENV_PYTHON,
+    AgentSpec,
+    ContainerConfig,
+)
+from sandbox.engine import FileEntry
+
+HARNESS_NAMES = {"null": "null", "scripted": "scripted", "cmd": "custom"}
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """A built-in agent (null, scripted + its requests) or any command (--agent-cmd)."""
+
+    kind: Literal["null", "scripted", "cmd"]
+    script: tuple[ScriptedRequest, ...] = ()
+    command: str | None = None
+
+    @property
+    def harness(self) -> str:
+        """The default harness name for run directories."""
+        return HARNESS_NAMES[self.kind]
+
+    def spec(self) -> AgentSpec:
+        if self.kind == "null":
+            argv = [VENV_PYTHON, "-m", "sandbox.agents.null"]
+        elif self.kind == "scripted":
+            argv = [VENV_PYTHON, "-m", "sandbox.agents.scripted", SCRIPT_FILE]
+        else:
+            if not self.command:
+                raise ValueError("--agent-cmd needs a command")
+            argv = ["/bin/sh", "-c", self.command]
+        return AgentSpec(kind=self.kind, argv=argv)
+
+
+def upstream_bundle(extra_ca: Path) -> bytes:
+    """mitmproxy's default upstream trust (certifi) plus a private CA (a test or demo site)."""
+    import certifi  # a mitmproxy dependency
+
+    return Path(certifi.where()).read_bytes().rstrip(b"\n") + b"\n" + extra_ca.read_bytes()
+
+
+def container_files(
+    *,
+    task_bytes: bytes,
+    task: Task,
+    view: AgentView,
+    agent: AgentChoice,
+    env: dict[str, str],
+    upstream_ca: Path | None,
+    mitm_options: dict[str, str],
+    stop_grace_s: float,
+    proxy_ready_timeout_s: float,
+) -> list[FileEntry]:
+    """Every file the container needs, as tar entries rooted at /."""
+    config = ContainerConfig(
+        agent=agent.spec(),
+        time_limit_s=task.time_limit * 60,
+        stop_grace_s=stop_grace_s,
+        proxy_ready_timeout_s=proxy_ready_timeout_s,
+        env=env,
+        submit_page=view.submit_page,
+        upstream_ca=upstream_ca is not None,
+        mitm_options=mitm_options,
+    )
+    entries = [
+        FileEntry(CONFIG, config.model_dump_json(indent=2).encode(), 0o600),
+        FileEntry(TASK_DIR, None, 0o700),
+        FileEntry(TASK_FILE, task_bytes, 0o400),
+        FileEntry(AGENT_DIR, None, 0o755),
+        FileEntry(INSTRUCTION_FILE, view.instruction.encode(), 0o444),
+    ]
+    if agent.kind == "scripted":
+        entries.append(FileEntry(SCRIPT_FILE, dump_script(list(agent.script)), 0o444))
+    if upstream_ca is not None:
+        entries.append(FileEntry(UPSTREAM_CA, upstream_bundle(upstream_ca), 0o444))
+    for name, src in sorted(view.files.items()):
+        entries.append(FileEntry(f"{MY_INFO}/{name}", src.read_bytes(), 0o444))
+    return entries

@@ -1,0 +1,119 @@
+"""run-meta.json as the runner writes it: the reference's keys, ours, and the sandbox's details.
+
+The keys the scorer reads (SPEC section 5) come first; the task's metadata rides along like the
+reference's (task_id, class, platform, ...); `sandbox` says how the run was contained. Secrets
+stay out: --env values are listed by name only and the agent command has secret-looking
+assignments redacted.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from functools import cache
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from sandbox.image import REPO
+from sandbox.outcome import Verdict
+from scorer.runmeta import RunMeta, write_run_meta
+
+if TYPE_CHECKING:
+    from sandbox.runner import _Run
+
+_SECRET_ASSIGNMENT = re.compile(
+    r"(?i)\b([\w-]*(?:token|secret|password|passwd|api[-_]?key|auth)[\w-]*)=(\S+)"
+)
+_SECRET_FLAG = re.compile(r"(?i)(--[\w-]*(?:token|secret|password|api[-_]?key)[\w-]*[ =])(\S+)")
+
+
+def redact_command(command: str) -> str:
+    """A shell command with NAME=value and --flag value secrets replaced by [REDACTED]."""
+    command = _SECRET_ASSIGNMENT.sub(r"\1=[REDACTED]", command)
+    return _SECRET_FLAG.sub(r"\1[REDACTED]", command)
+
+
+@cache
+def provenance() -> dict[str, Any]:
+    """Versions and the git commit of the runner that produced a run."""
+    out: dict[str, Any] = {"python": sys.version.split()[0]}
+    for dist in ("clawbench-intercept", "mitmproxy", "docker"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    out["git_sha"] = sha or None
+    return out
+
+
+def _sandbox_block(run: _Run) -> dict[str, Any]:
+    req, report = run.req, run.report
+    agent: dict[str, Any] = {"kind": req.agent.kind}
+    if req.agent.command:
+        agent["command"] = redact_command(req.agent.command)
+    if req.agent.kind == "scripted":
+        agent["requests"] = len(req.agent.script)
+    timings: dict[str, Any] = {"container_started": run.container_started}
+    if report is not None:
+        timings.update(report.timings.model_dump())
+    return {
+        "image": req.image,
+        "image_id": run.image_id,
+        "container_name": run.container_name,
+        "container_exit_code": run.container_exit,
+        "network": req.network,
+        "agent": agent,
+        "env_keys": sorted(req.env),
+        "submit_page": bool(run.view and run.view.submit_page),
+        "upstream_ca": req.upstream_ca is not None,
+        "mitm_options": dict(req.mitm_options),
+        "ipv6": report.ipv6 if report else None,
+        "listen": report.listen if report else [],
+        "agent_exit_code": report.agent_exit_code if report else None,
+        "report_detail": report.detail if report else None,
+        "timings": timings,
+    }
+
+
+def write_meta(run: _Run, verdict: Verdict, intercepted: bool) -> None:
+    """Write <run>/run-meta.json for a finished (or failed) run."""
+    task = run.task
+    meta: dict[str, Any] = {"test_case": run.case}
+    if task is not None and task.metadata is not None:
+        meta.update(task.metadata.model_dump(mode="json", by_alias=True))
+    meta.update(
+        task_id=task.task_id if task else None,
+        task_json_sha256=run.task_sha256,
+        instruction=task.instruction if task else None,
+        model=run.req.model,
+        harness=run.harness,
+        timestamp=run.ts,
+        time_limit_minutes=task.time_limit if task else None,
+        duration_seconds=round(time.time() - run.started, 1),
+        intercepted=intercepted,
+        stop_reason=verdict.stop_reason,
+        result_category=verdict.result_category,
+        infra_failure=verdict.result_category == "infra_failure",
+        egress_blocked=run.report.egress_blocked if run.report else None,
+    )
+    if verdict.failure_reason:
+        meta["failure_reason"] = verdict.failure_reason
+    if run.view is not None and run.view.warnings:
+        meta["extra_info_warnings"] = run.view.warnings
+    if run.problems:
+        meta["collection_warnings"] = run.problems
+    meta["sandbox"] = _sandbox_block(run)
+    meta["provenance"] = provenance()
+    write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
