@@ -149,6 +149,12 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         help="seconds to wait for the proxy to become ready",
     )
     p.add_argument("--judge-model", metavar="NAME", help="score the run(s) right away")
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help="judge models (the reference's models.yaml), for --judge-model",
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
@@ -211,27 +217,30 @@ def _build(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     req = request_from(args, args.task_dir, args.out)
     outcome = run_task(engine.connect(), req)
+    judge_match = None
     if args.judge_model and outcome.intercepted:
         from sandbox.judging import score_run
+        from scorer.runmeta import read_run_meta
 
-        score_run(outcome.run_dir, args.judge_model)
+        score_run(outcome.run_dir, args.judge_model, args.models_yaml)
+        judge_match = read_run_meta(outcome.run_dir / "run-meta.json").judge_match
     verdict = outcome.verdict
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "run_dir": str(outcome.run_dir),
-                    "result_category": verdict.result_category,
-                    "stop_reason": verdict.stop_reason,
-                    "failure_reason": verdict.failure_reason,
-                    "exit_code": outcome.exit_code,
-                }
-            )
-        )
+        out = {
+            "run_dir": str(outcome.run_dir),
+            "result_category": verdict.result_category,
+            "stop_reason": verdict.stop_reason,
+            "failure_reason": verdict.failure_reason,
+            "exit_code": outcome.exit_code,
+        }
+        if args.judge_model:
+            out["judge_match"] = judge_match
+        print(json.dumps(out))
     else:
         label = {0: "INTERCEPTED", 1: "NOT INTERCEPTED", 2: "INFRA FAILURE"}[outcome.exit_code]
         why = verdict.failure_reason or verdict.stop_reason
-        print(f"{label} ({why}) — results in {outcome.run_dir}")
+        judged = f", judge_match={judge_match}" if args.judge_model and outcome.intercepted else ""
+        print(f"{label} ({why}{judged}) — results in {outcome.run_dir}")
     return outcome.exit_code
 
 
@@ -248,6 +257,7 @@ def _batch(args: argparse.Namespace) -> int:
         resume=args.resume,
         include_placeholders=args.include_placeholders,
         judge_model=args.judge_model,
+        models_yaml=args.models_yaml,
     )
     return run_batch(engine.connect(), template, options, json_output=args.json)
 

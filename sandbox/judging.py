@@ -11,10 +11,13 @@ class JudgeUnavailable(EngineError):
     """The scorer cannot be called (not installed in this environment)."""
 
 
-def score_run(run_dir: Path, judge_model: str) -> int:
-    """Run `clawbench-score RUN_DIR --judge-model NAME` in-process; return its exit code."""
+def score_run(run_dir: Path, judge_model: str, models_yaml: Path | None = None) -> int:
+    """Run `clawbench-score RUN_DIR --judge-model NAME [--models-yaml F]` in-process."""
     try:
         from scorer.cli import main as score_main
     except ImportError as e:
         raise JudgeUnavailable(f"--judge-model needs the scorer (scorer.cli.main): {e}") from e
-    return score_main([str(run_dir), "--judge-model", judge_model])
+    argv = [str(run_dir), "--judge-model", judge_model]
+    if models_yaml is not None:
+        argv += ["--models-yaml", str(models_yaml)]
+    return score_main(argv)

@@ -50,7 +50,8 @@ def classify(
     if intercepted:
         return Verdict("intercepted", "intercepted")
     if setup_failure is not None:
-        return Verdict("infra_failure", "container_failed", setup_failure)
+        reason = "task_data" if setup_failure.startswith("task_data") else "container_failed"
+        return Verdict("infra_failure", reason, setup_failure)
     if report is None:
         why = f"no report.json from the container (exit code {exit_code})"
         if host_timeout:

@@ -100,12 +100,11 @@ def _load(run: _Run) -> None:
         raise TaskError(src, "", f"cannot read: {e}") from e
     run.task_sha256 = hashlib.sha256(raw).hexdigest()
     write_bytes_atomic(run.run_dir / "task.json", raw)  # verbatim, for offline re-grading
-    task = load_task(src)
+    task = run.task = load_task(src)
     try:
         Matcher(task.eval_schema)
     except Exception as e:  # re.error: the addon would refuse this task at startup
         raise TaskError(src, "eval_schema.url_pattern", f"does not compile: {e}") from e
-    run.task = task
     run.view = agent_view(task, src.parent)
 
 

@@ -1,0 +1,86 @@
+"""batch-summary.json: the reference's write_summary_json shape, plus what a resume needs.
+
+The scorer reads elapsed_seconds for the leaderboard's wall_hours; a resumed batch carries the
+earlier sessions' elapsed time forward so wall_hours stays the batch's whole cost.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from proxy_addon.atomic import write_json_atomic
+from scorer.runmeta import RunMeta
+
+STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
+SUMMARY = "batch-summary.json"
+
+_OURS = ConfigDict(extra="forbid")
+
+
+class BatchJob(BaseModel):
+    model_config = _OURS
+
+    model: str
+    case: str
+    status: str
+    duration_seconds: int = 0
+    run_dir: str | None = None
+    result_category: str | None = None
+    resumed: bool = False
+
+
+class BatchSummary(BaseModel):
+    """One batch; jobs in corpus order."""
+
+    model_config = _OURS
+
+    started_at: str
+    finished_at: str
+    elapsed_seconds: int
+    max_concurrent: int
+    harness: str
+    image: str
+    corpus: str
+    interrupted: bool = False
+    jobs: list[BatchJob] = Field(default_factory=list)
+    totals: dict[str, int] = Field(default_factory=dict)
+    placeholders_skipped: list[str] = Field(default_factory=list)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def status_of(meta: RunMeta) -> str:
+    """A finished run's batch status: passed / failed / error / judge_inconclusive."""
+    if meta.result_category == "infra_failure":
+        return "error"
+    if not meta.intercepted:
+        return "failed"
+    if meta.final_pass is not None or meta.judge_match is not None:
+        if meta.judge_match is None:
+            return "judge_inconclusive"
+        return "passed" if meta.final_pass or meta.judge_match else "failed"
+    return "passed"
+
+
+def totals(jobs: list[BatchJob]) -> dict[str, int]:
+    return {s: sum(1 for j in jobs if j.status == s) for s in STATUSES}
+
+
+def read_summary(batch_dir: Path) -> BatchSummary | None:
+    """The batch's earlier summary, if it wrote a readable one."""
+    try:
+        return BatchSummary.model_validate_json((batch_dir / SUMMARY).read_bytes())
+    except (OSError, ValidationError):
+        return None
+
+
+def write_summary(batch_dir: Path, summary: BatchSummary | dict[str, Any]) -> None:
+    summary = BatchSummary.model_validate(summary)
+    summary.totals = totals(summary.jobs)
+    write_json_atomic(batch_dir / SUMMARY, summary)

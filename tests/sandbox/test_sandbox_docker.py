@@ -1,0 +1,484 @@
+"""The sandbox against a real Docker engine, inside a closed world the tests build.
+
+An --internal network with an IPv6 subnet (no route off the machine) holds the fake site
+(shop.clawbench.test: HTTP 80/8080, HTTPS 443, UDP 443/5353) and the agent's container. Tests
+send traffic only there. The slow 1-minute time-limit run starts first, in the background.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_addon.bodies import parse_body
+from proxy_addon.matching import HttpRequest, Matcher
+from proxy_addon.records import read_interception
+from proxy_addon.tasks import load_task
+from sandbox.cli import main as sandbox_main
+from sandbox.engine import BATCH_LABEL, LABEL
+from sandbox.payload import AgentChoice
+from sandbox.runner import RunOutcome, RunRequest, run_task
+from scorer.runmeta import read_run_meta
+from tests.sandbox.conftest import CASES
+from tests.support.judge_server import start_judge_server, verdict
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def _args(internet: Any, image: str, out: Path) -> list[str]:
+    return [
+        "--image",
+        image,
+        "--network",
+        internet.network_name,
+        "--upstream-ca",
+        str(internet.ca),
+        "--out",
+        str(out),
+        "--stop-grace",
+        "2",
+    ]
+
+
+def _request(
+    internet: Any, image: str, out: Path, case: str, agent: AgentChoice, **over: Any
+) -> RunRequest:
+    fields: dict[str, Any] = dict(
+        task_dir=CASES / case,
+        agent=agent,
+        out=out,
+        image=image,
+        network=internet.network_name,
+        upstream_ca=internet.ca,
+        stop_grace_s=2,
+    )
+    fields.update(over)
+    return RunRequest(**fields)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _site_matches(internet: Any, case: str) -> list[dict[str, Any]]:
+    """Requests the fake site received that the case's eval_schema would have matched."""
+    matcher = Matcher(load_task(CASES / case).eval_schema)
+    hits = []
+    for entry in internet.log():
+        if entry["proto"] not in ("http", "https"):
+            continue
+        url = f"{entry['proto']}://{entry['host']}{entry['path']}"
+        body = parse_body(entry["body"].encode(), "application/json", None).value
+        if matcher.match(HttpRequest(entry["method"], url, body)).match:
+            hits.append(entry)
+    return hits
+
+
+@pytest.fixture(scope="module", autouse=True)
+def time_limit_run(docker_client, sandbox_image, internet, tmp_path_factory):
+    """Start the 1-minute run in the background; its test collects it last."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    agent = AgentChoice("cmd", command="trap '' TERM; while true; do sleep 1; done")
+    req = _request(
+        internet,
+        sandbox_image,
+        tmp_path_factory.mktemp("slow"),
+        "quick-null",
+        agent,
+        stop_grace_s=1,
+    )
+    future = pool.submit(run_task, docker_client, req)
+    yield future
+    pool.shutdown(wait=True)
+
+
+def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
+    out = docker_client.containers.run(
+        sandbox_image,
+        entrypoint=["sh", "-c", "ls /tmp; find / -xdev -name 'build-ca.pem'"],
+        remove=True,
+        network_mode="none",
+    )
+    assert out.decode().strip() == ""
+    history = docker_client.images.get(sandbox_image).history()
+    assert not any("build-ca.pem" in (layer.get("CreatedBy") or "") for layer in history)
+
+
+def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CASES / "shop-checkout", corpus / "shop-checkout")
+    script = CASES / "shop-checkout" / "script.json"
+    out = tmp_path / "out"
+    before = len(internet.log())
+    code = sandbox_main(
+        [
+            "batch",
+            str(corpus),
+            "--agent",
+            "scripted",
+            "--script",
+            str(script),
+            *_args(internet, sandbox_image, out),
+        ]
+    )
+    assert code == 0
+    (batch,) = out.glob("batch-*")
+    (run,) = (batch / "none").iterdir()
+    assert run.name.startswith("scripted-shop-checkout-none-")
+
+    # The proxy blocked the checkout: recorded, and the site never got it (nor anything after).
+    view = read_interception(run / "data" / "interception.json")
+    assert view.intercepted and view.request["body"] == {"item": "lamp", "qty": 2}
+    assert view.request["url"] == "https://shop.clawbench.test/api/checkout"
+    assert _site_matches(internet, "shop-checkout") == []
+    paths = [e.get("path") for e in internet.log()[before:]]
+    assert "/api/cart" in paths and "/after-the-block" not in paths
+    logged = _jsonl(run / "data" / "requests.jsonl")
+    assert [e["matched"] for e in logged] == [False, False, False, True]
+
+    task_file = CASES / "shop-checkout" / "task.json"
+    assert (run / "task.json").read_bytes() == task_file.read_bytes()
+    meta = json.loads((run / "run-meta.json").read_text())
+    expected = {
+        "test_case": "shop-checkout",
+        "task_id": 910001,
+        "class": "shopping",
+        "model": "none",
+        "harness": "scripted",
+        "time_limit_minutes": 2,
+        "intercepted": True,
+        "stop_reason": "intercepted",
+        "result_category": "intercepted",
+        "egress_blocked": 0,
+        "task_json_sha256": hashlib.sha256(task_file.read_bytes()).hexdigest(),
+        "instruction": load_task(task_file).instruction,
+    }
+    assert {k: meta.get(k) for k in expected} == expected
+    assert 0 < meta["duration_seconds"] < 60 and meta["timestamp"] in run.name
+    assert meta["sandbox"]["agent"] == {"kind": "scripted", "requests": 5}
+
+    summary = json.loads((batch / "batch-summary.json").read_text())
+    assert summary["totals"]["passed"] == 1 and summary["max_concurrent"] == 2
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("shop-checkout", "passed")]
+    assert summary["elapsed_seconds"] >= 0 and summary["started_at"] < summary["finished_at"]
+
+    scored = subprocess.run(
+        [BIN / "clawbench-score", str(batch), "--tasks", str(corpus), "--no-judge"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert scored.returncode == 0, scored.stderr
+    rescore = json.loads((batch / "rescore-summary.json").read_text())
+    assert (rescore["n_total"], rescore["n_intercepted"], rescore["n_infra_failure"]) == (1, 1, 0)
+
+    # Resume with one more case: the finished run is kept, only the new one runs.
+    shutil.copytree(CASES / "quick-null", corpus / "quick-null")
+    code = sandbox_main(
+        [
+            "batch",
+            str(corpus),
+            "--agent",
+            "scripted",
+            "--script",
+            str(script),
+            "--resume",
+            str(batch),
+            *_args(internet, sandbox_image, out),
+        ]
+    )
+    assert code == 0
+    assert len(list((batch / "none").iterdir())) == 2
+    resumed = json.loads((batch / "batch-summary.json").read_text())
+    jobs = {j["case"]: j for j in resumed["jobs"]}
+    assert jobs["shop-checkout"]["resumed"] and jobs["shop-checkout"]["run_dir"] == str(run)
+    assert jobs["quick-null"]["status"] == "failed" and not jobs["quick-null"]["resumed"]
+    assert resumed["started_at"] == summary["started_at"]
+    assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
+
+
+def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    curl = "curl -sS --noproxy '*' -o /dev/null -w '%{http_code}\\n'"
+    command = "; ".join(
+        [
+            f"{curl} http://shop.clawbench.test/hello",
+            f"{curl} https://shop.clawbench.test/hello-tls",
+            f"{curl} -6 http://shop.clawbench.test/hello-v6",
+            "curl -sS --noproxy '*' -X POST -d 'qty=1' https://shop.clawbench.test/api/order",
+            "echo curl=$?; sleep 30",
+        ]
+    )
+    before = len(internet.log())
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet, sandbox_image, tmp_path, "direct-order", AgentChoice("cmd", command=command)
+        ),
+    )
+    data = outcome.run_dir / "data"
+    assert outcome.verdict.result_category == "intercepted" and outcome.exit_code == 0
+    assert (data / "agent.log").read_text().splitlines()[:3] == ["200", "200", "200"]
+    logged = _jsonl(data / "requests.jsonl")
+    assert [(e["url"], e["mode"]) for e in logged] == [
+        ("http://shop.clawbench.test/hello", "transparent"),
+        ("https://shop.clawbench.test/hello-tls", "transparent"),
+        ("http://shop.clawbench.test/hello-v6", "transparent"),
+        ("https://shop.clawbench.test/api/order", "transparent"),
+    ]
+    site = {e["path"]: e for e in internet.log()[before:] if "path" in e}
+    assert set(site) == {"/hello", "/hello-tls", "/hello-v6"}
+    assert ":" in site["/hello-v6"]["client"] and "." not in site["/hello-v6"]["client"]
+    assert read_interception(data / "interception.json").request["body"] == {"qty": "1"}
+    assert read_run_meta(outcome.run_dir / "run-meta.json").egress_blocked == 0
+
+
+def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    started: list[Any] = []
+    command = f"python3 /my-info/probe.py {internet.ipv4} {internet.ipv6} --wait-release"
+    req = _request(
+        internet,
+        sandbox_image,
+        tmp_path,
+        "bypass",
+        AgentChoice("cmd", command=command),
+        on_container=started.append,
+    )
+    result: Future[RunOutcome] = Future()
+    threading.Thread(target=lambda: result.set_result(run_task(docker_client, req))).start()
+    deadline = time.monotonic() + 60
+    agent_log = b""
+    while b'"done"' not in agent_log and time.monotonic() < deadline:
+        time.sleep(0.2)
+        if started:
+            agent_log = started[0].exec_run(["cat", "/clawbench/logs/agent.log"]).output
+    assert b'"done"' in agent_log, agent_log
+    container = started[0]
+    as_proxy = container.exec_run(
+        ["python3", "/my-info/probe.py", internet.ipv4, internet.ipv6, "--network-only"],
+        user="proxy",
+    ).output
+    container.exec_run(["touch", "/tmp/clawbench-release"])
+    outcome = result.result(timeout=120)
+
+    agent = {r["name"]: r for r in map(json.loads, agent_log.decode().splitlines())}
+    proxy = {r["name"]: r for r in map(json.loads, as_proxy.decode().splitlines())}
+    network = [
+        "tcp4_port_8080",
+        "udp4_port_443",
+        "udp4_port_5353",
+        "tcp6_port_8080",
+        "udp6_port_443",
+    ]
+    others = [
+        "read_task_json",
+        "write_interception_json",
+        "read_requests_log",
+        "read_ca_key",
+        "read_config_json",
+        "capabilities",
+        "no_new_privs_unset",
+        "setuid_root",
+        "raw_socket",
+        "iptables_flush",
+        "su_root",
+    ]
+    assert set(agent) == {*network, *others, "done"}
+    assert {n: agent[n]["ok"] for n in network + others} == dict.fromkeys(network + others, False)
+    assert json.loads(agent["capabilities"]["detail"]) == dict.fromkeys(
+        ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"), "0000000000000000"
+    )
+    assert {n: proxy[n]["ok"] for n in network} == dict.fromkeys(network, True)
+    # Only the proxy user's probes reached the site: one each, none of the agent's.
+    probes = [e.get("path") for e in internet.log() if str(e.get("path", "")).startswith("/probe")]
+    assert sorted(probes) == ["/probe-tcp4_port_8080", "/probe-tcp6_port_8080"]
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert meta.egress_blocked is not None and meta.egress_blocked >= len(network)
+    assert meta.result_category == "model_not_intercepted" and meta.stop_reason == "agent_exited"
+
+
+def test_submit_page_answer_is_intercepted_and_judged(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    script = tmp_path / "submit.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"url": "http://127.0.0.1:7878/submit", "expect": 200},
+                {
+                    "method": "POST",
+                    "url": "http://127.0.0.1:7878/api/task-submit",
+                    "json": {"answer": "42"},
+                    "proxy": False,
+                    "expect": "blocked",
+                },
+                {"url": "http://127.0.0.1:7878/submit", "sleep": 30},
+            ]
+        )
+    )
+    judge = start_judge_server([verdict(True, "the answer is 42")])
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"local-judge:\n  base_url: {judge.base_url}\n"
+        "  api_type: openai-completions\n  api_key: test-key\n"
+    )
+    try:
+        code = sandbox_main(
+            [
+                "run",
+                str(CASES / "submit-answer"),
+                "--agent",
+                "scripted",
+                "--script",
+                str(script),
+                "--judge-model",
+                "local-judge",
+                "--models-yaml",
+                str(models),
+                *_args(internet, sandbox_image, tmp_path),
+            ]
+        )
+    finally:
+        judge.close()
+    assert code == 0
+    (run,) = (tmp_path / "none").iterdir()
+    data = run / "data"
+    logged = _jsonl(data / "requests.jsonl")
+    assert [(e["method"], e["url"], e["mode"]) for e in logged] == [
+        ("GET", "http://127.0.0.1:7878/submit", "regular"),
+        ("POST", "http://127.0.0.1:7878/api/task-submit", "transparent"),
+    ]
+    assert read_interception(data / "interception.json").request["body"] == {"answer": "42"}
+    served = (data / "submit.log").read_text()
+    assert "GET /submit" in served and "task-submit" not in served
+    assert len(judge.calls) == 1 and "42" in judge.calls[0].user
+    meta = read_run_meta(run / "run-meta.json")
+    assert meta.judge_match is True and meta.final_pass is True
+    assert meta.model_extra["sandbox"]["submit_page"] is True
+
+
+@pytest.mark.parametrize("failure", ["broken_task", "proxy_refuses", "image_missing"])
+def test_infra_failures_are_not_model_failures(
+    failure, docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    case = CASES / "quick-null"
+    extra: list[str] = []
+    if failure == "broken_task":
+        case = tmp_path / "broken"
+        case.mkdir()
+        task = json.loads((CASES / "quick-null" / "task.json").read_text())
+        (case / "task.json").write_text(json.dumps({**task, "eval_schma": {}}))
+    elif failure == "proxy_refuses":
+        extra = ["--mitm-set", "stream_large_bodies=1m"]  # the addon refuses to run with it
+    image = "clawbench-sandbox:no-such-image" if failure == "image_missing" else sandbox_image
+    out = tmp_path / "out"
+    code = sandbox_main(["run", str(case), *_args(internet, image, out), *extra])
+    assert code == 2
+    (run,) = (out / "none").iterdir()
+    meta = read_run_meta(run / "run-meta.json")
+    assert meta.result_category == "infra_failure" and meta.intercepted is False
+    view = read_interception(run / "data" / "interception.json")
+    assert not view.intercepted
+    reason = meta.model_extra["failure_reason"]
+    if failure == "broken_task":
+        assert "eval_schma" in reason and str(case / "task.json") in reason
+        assert meta.model_extra["sandbox"]["container_name"] is None
+    elif failure == "proxy_refuses":
+        assert meta.stop_reason == "proxy_failed" and view.stop_reason == "proxy_failed"
+        assert "stream_large_bodies" in reason
+        assert meta.model_extra["sandbox"]["timings"]["agent_started"] is None
+    else:
+        assert "no-such-image" in reason and "clawbench-sandbox build" in reason
+
+
+def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CASES / "quick-null", corpus / "quick-null")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [
+            BIN / "clawbench-sandbox",
+            "batch",
+            str(corpus),
+            "--agent-cmd",
+            "sleep 600",
+            *_args(internet, sandbox_image, out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            mine = [
+                c
+                for c in docker_client.containers.list(filters={"label": BATCH_LABEL})
+                if c.labels.get(LABEL, "").startswith(str(out))
+            ]
+            if mine:
+                break
+            time.sleep(0.2)
+        assert mine, "the batch never started its container"
+        time.sleep(2)  # let the entrypoint reach the agent
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err.decode()
+    left = [
+        c
+        for c in docker_client.containers.list(all=True, filters={"label": LABEL})
+        if c.labels[LABEL].startswith(str(out))
+    ]
+    assert left == []
+    (batch,) = out.glob("batch-*")
+    summary = json.loads((batch / "batch-summary.json").read_text())
+    assert summary["interrupted"] is True and summary["jobs"][0]["status"] == "error"
+
+
+def test_agent_that_never_stops_hits_the_time_limit(time_limit_run) -> None:
+    outcome = time_limit_run.result(timeout=240)
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert meta.stop_reason == "time_limit_exceeded"
+    assert meta.result_category == "model_not_intercepted" and outcome.exit_code == 1
+    assert read_interception(outcome.run_dir / "data" / "interception.json").stop_reason == (
+        "time_limit_exceeded"
+    )
+    timings = meta.model_extra["sandbox"]["timings"]
+    ran = timings["agent_ended"] - timings["agent_started"]
+    assert 60 <= ran < 60 + 1 + 10  # the limit, then SIGKILL one grace second after SIGTERM
+
+
+def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_path) -> None:
+    before = len(internet.log())
+    outcome = run_task(
+        docker_client,
+        _request(internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null")),
+    )
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert (meta.stop_reason, meta.egress_blocked) == ("agent_exited", 0)
+    assert (outcome.run_dir / "data" / "requests.jsonl").read_text() == ""
+    assert len(internet.log()) == before

@@ -1,0 +1,441 @@
+"""The sandbox's pure parts, table-tested: firewall rules, names, verdicts, the agent's view."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import threading
+import urllib.request
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from proxy_addon.tasks import load_task, parse_task
+from sandbox.agents.script import ScriptError, load_script
+from sandbox.agents.scripted import expectation_met, send
+from sandbox.agentview import agent_view, instruction_text, needs_submit_page
+from sandbox.cli import main as cli_main
+from sandbox.container import firewall
+from sandbox.container.submit import SubmitHandler
+from sandbox.container.trust import agent_env
+from sandbox.contract import SandboxReport, Timings
+from sandbox.engine import FileEntry, files_tar
+from sandbox.image import build_context
+from sandbox.layout import discover_cases, new_run_dir, run_dir_name, runs_of
+from sandbox.outcome import classify
+from sandbox.runrecord import redact_command
+from sandbox.summary import status_of
+from scorer.runmeta import RunMeta
+from tests.support.upstream import start_upstream
+
+CASES = Path(__file__).resolve().parent / "cases"
+POLICY = firewall.Policy(
+    agent_uid=1000,
+    proxy_uid=13,
+    transparent_port=8081,
+    nameservers=("127.0.0.11", "10.0.0.2", "fd00::53"),
+    submit_port=7878,
+)
+
+
+def _task(**over: object) -> dict:
+    base = {
+        "instruction": "Buy a lamp.",
+        "time_limit": 1,
+        "eval_schema": {"url_pattern": "shop\\.test/api/buy", "method": "POST"},
+    }
+    return {**base, **over}
+
+
+# -- firewall ------------------------------------------------------------------------------------
+
+
+def _position(rules: list[list[str]], *needle: str) -> int:
+    for i, rule in enumerate(rules):
+        if all(part in rule for part in needle):
+            return i
+    raise AssertionError(f"no rule with {needle} in {rules}")
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_filter_rules_accept_before_the_counted_drop(family: int) -> None:
+    rules = firewall.filter_rules(POLICY, family)
+    drop_jump = _position(rules, "-A", firewall.OUT, "-j", firewall.DROP)
+    for needle in (("-o", "lo", "ACCEPT"), ("--uid-owner", "13", "ACCEPT"), ("DNAT", "ACCEPT")):
+        assert _position(rules, *needle) < drop_jump
+    # The drop chain resets TCP (fail fast) and drops everything else, UDP included.
+    assert ["-A", firewall.DROP, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"] in rules
+    assert ["-A", firewall.DROP, "-j", "DROP"] in rules
+    assert rules[-2:] == [["-I", "OUTPUT", "1", "-j", firewall.OUT], ["-P", "OUTPUT", "DROP"]]
+    loopback = "127.0.0.1" if family == 4 else "::1"
+    assert loopback in rules[_position(rules, "DNAT", "ACCEPT")]
+    # No rule lets the agent out except DNS to a resolver of its own family.
+    agent_rules = [r for r in rules if "1000" in r]
+    want_ns = "10.0.0.2" if family == 4 else "fd00::53"
+    assert agent_rules and all(want_ns in r and "53" in r for r in agent_rules)
+
+
+def test_only_ipv6_allows_neighbour_discovery() -> None:
+    assert not any("ipv6-icmp" in r for r in firewall.filter_rules(POLICY, 4))
+    kinds = {r[-3] for r in firewall.filter_rules(POLICY, 6) if "ipv6-icmp" in r}
+    assert kinds == set(firewall.ICMPV6_ALLOWED)
+
+
+@pytest.mark.parametrize(
+    ("submit_port", "family", "expect_submit"),
+    [(7878, 4, "127.0.0.1"), (7878, 6, "::1"), (None, 4, None)],
+)
+def test_nat_rules_redirect_web_and_submit(submit_port, family, expect_submit) -> None:
+    policy = firewall.Policy(1000, 13, 8081, submit_port=submit_port)
+    rules = firewall.nat_rules(policy, family)
+    web = rules[_position(rules, "80,443")]
+    assert web[-4:] == ["-j", "REDIRECT", "--to-ports", "8081"] and "1000" in web
+    submit = [r for r in rules if "7878" in r]
+    if expect_submit:
+        assert len(submit) == 1 and expect_submit in submit[0]
+    else:
+        assert submit == []
+    assert rules[-1] == ["-I", "OUTPUT", "1", "-j", firewall.NAT]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("nameserver 127.0.0.11\noptions ndots:0\n", ("127.0.0.11",)),
+        ("# comment\nnameserver 10.0.0.2\nnameserver fe80::1%eth0\n", ("10.0.0.2", "fe80::1")),
+        ("nameserver not-an-ip\nsearch x\n", ()),
+    ],
+)
+def test_nameservers_from(text: str, expected: tuple[str, ...]) -> None:
+    assert firewall.nameservers_from(text) == expected
+
+
+def test_parse_counters_sums_packet_column() -> None:
+    listing = """Chain CLAWBENCH_DROP (1 references)
+    pkts      bytes target     prot opt in     out     source               destination
+       3      180 REJECT  tcp  --  *  *  0.0.0.0/0  0.0.0.0/0  reject-with tcp-reset
+       2       58 DROP       all  --  *      *       0.0.0.0/0            0.0.0.0/0
+"""
+    assert firewall.parse_counters(listing) == 5
+
+
+# -- the agent's view ----------------------------------------------------------------------------
+
+
+def test_instruction_lists_extra_info_files_like_the_reference() -> None:
+    task = load_task(CASES / "shop-checkout")
+    text = instruction_text(task)
+    assert text.startswith(task.instruction)
+    assert text.endswith(
+        "\nAdditional files are also available under /my-info/ for this task:\n"
+        "- shopping-list.txt: what to buy"
+    )
+    assert "eval_schema" not in text and "api/checkout" not in text
+
+
+def test_agent_view_reports_missing_and_escaping_files(tmp_path: Path) -> None:
+    (tmp_path / "ok.txt").write_text("x")
+    (tmp_path.parent / "secret.txt").write_text("no")
+    task = parse_task(
+        _task(
+            extra_info=[
+                {"path": "ok.txt", "description": "fine"},
+                {"path": "gone.txt", "description": "missing"},
+                {"path": "../secret.txt", "description": "escapes"},
+                {"path": "/etc/passwd", "description": "absolute"},
+            ]
+        )
+    )
+    view = agent_view(task, tmp_path)
+    assert list(view.files) == ["ok.txt"]
+    joined = "\n".join(view.warnings)
+    assert "extra_info[1].path" in joined and "missing" in joined
+    assert "escapes the task directory" in joined and "must be relative" in joined
+
+
+def test_submit_page_only_for_claw_eval_tasks(reference_corpus: Path) -> None:
+    for path in reference_corpus.glob("*/*/task.json"):
+        task = load_task(path)
+        assert needs_submit_page(task) == (path.parts[-3] == "claw-eval"), path
+
+
+def test_agent_env_sets_proxy_in_both_cases_and_never_bypasses_loopback() -> None:
+    env = agent_env({"OPENAI_API_KEY": "k", "HTTP_PROXY": "http://custom:1"}, "do it", "/f")
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "ALL_PROXY"):
+        assert env[name] == "http://127.0.0.1:8080"
+    assert env["HTTP_PROXY"] == "http://custom:1"  # the user's --env wins
+    assert env["NO_PROXY"] == env["no_proxy"] == ""
+    assert env["NODE_USE_ENV_PROXY"] == "1" and env["CLAWBENCH_INSTRUCTION"] == "do it"
+    assert "<-loopback>" in env["CLAWBENCH_CHROMIUM_FLAGS"]
+    assert {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"} <= set(env)
+
+
+# -- names and layout ----------------------------------------------------------------------------
+
+
+def test_run_dirs_follow_the_reference_layout(tmp_path: Path) -> None:
+    assert run_dir_name("codex", "v2-001-x", "openai/gpt-5:high", "20260101-000000") == (
+        "codex-v2-001-x-openai--gpt-5--high-20260101-000000"
+    )
+    first = new_run_dir(tmp_path, "h", "case", "a/b", "20260101-000000")
+    second = new_run_dir(tmp_path, "h", "case", "a/b", "20260101-000000")
+    other = new_run_dir(tmp_path, "h", "case-2", "a/b", "20260101-000001")
+    assert first.parent == tmp_path / "a--b" and second.name.endswith("-2")
+    assert runs_of(tmp_path, "h", "case", "a/b") == [first, second]
+    assert runs_of(tmp_path, "h", "case-2", "a/b") == [other]
+
+
+def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
+    for name in ("v2-010-b", "v2-002-a", "zeta", "ce-T001-x"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "task.json").write_text("{}")
+    assert [p.name for p in discover_cases(tmp_path)] == [
+        "ce-T001-x",
+        "v2-002-a",
+        "v2-010-b",
+        "zeta",
+    ]
+    assert discover_cases(tmp_path / "zeta") == [tmp_path / "zeta"]
+
+
+# -- verdicts ------------------------------------------------------------------------------------
+
+
+def _report(reason: str, code: int | None = 0) -> SandboxReport:
+    return SandboxReport(
+        stop_reason=reason, agent_exit_code=code, timings=Timings(entrypoint_started=0)
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "category", "stop_reason", "file_reason"),
+    [
+        (
+            {"intercepted": True, "report": _report("intercepted")},
+            "intercepted",
+            "intercepted",
+            "unknown",
+        ),
+        ({"intercepted": True, "report": None}, "intercepted", "intercepted", "unknown"),
+        (
+            {"intercepted": False, "report": _report("agent_exited")},
+            "model_not_intercepted",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (
+            {"intercepted": False, "report": _report("time_limit_exceeded")},
+            "model_not_intercepted",
+            "time_limit_exceeded",
+            "time_limit_exceeded",
+        ),
+        (
+            {"intercepted": False, "report": _report("proxy_failed")},
+            "infra_failure",
+            "proxy_failed",
+            "proxy_failed",
+        ),
+        (
+            {"intercepted": False, "report": _report("container_failed")},
+            "infra_failure",
+            "container_failed",
+            "container_failed",
+        ),
+        (
+            {"intercepted": False, "report": _report("agent_exited", 127)},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (
+            {"intercepted": False, "report": None},
+            "infra_failure",
+            "container_failed",
+            "container_failed",
+        ),
+        (
+            {"intercepted": False, "report": _report("agent_exited"), "host_timeout": True},
+            "infra_failure",
+            "host_timeout",
+            "container_failed",
+        ),
+        (
+            {"intercepted": False, "report": None, "setup_failure": "task_data: bad"},
+            "infra_failure",
+            "task_data",
+            "unknown",
+        ),
+        (
+            {"intercepted": False, "report": None, "setup_failure": "engine: image missing"},
+            "infra_failure",
+            "container_failed",
+            "container_failed",
+        ),
+    ],
+)
+def test_classify(kwargs, category, stop_reason, file_reason) -> None:
+    verdict = classify(**kwargs)
+    assert (verdict.result_category, verdict.stop_reason) == (category, stop_reason)
+    assert verdict.interception_reason == file_reason
+    assert (
+        verdict.exit_code
+        == {"intercepted": 0, "model_not_intercepted": 1, "infra_failure": 2}[category]
+    )
+    assert (verdict.failure_reason is not None) == (category == "infra_failure")
+
+
+@pytest.mark.parametrize(
+    ("meta", "status"),
+    [
+        ({"intercepted": True, "result_category": "intercepted"}, "passed"),
+        ({"intercepted": False, "result_category": "model_not_intercepted"}, "failed"),
+        ({"intercepted": False, "result_category": "infra_failure"}, "error"),
+        ({"intercepted": True, "judge_match": True, "final_pass": True}, "passed"),
+        ({"intercepted": True, "judge_match": False, "final_pass": False}, "failed"),
+        ({"intercepted": True, "judge_match": None, "final_pass": False}, "judge_inconclusive"),
+    ],
+)
+def test_batch_status_of_a_run(meta: dict, status: str) -> None:
+    assert status_of(RunMeta.model_validate(meta)) == status
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("OPENAI_API_KEY=sk-123 agent run", "OPENAI_API_KEY=[REDACTED] agent run"),
+        ("agent --api-key sk-1 --model x", "agent --api-key [REDACTED] --model x"),
+        ("agent --token=abc", "agent --token=[REDACTED]"),
+        ("curl https://shop.test/a?b=c", "curl https://shop.test/a?b=c"),
+    ],
+)
+def test_redact_command(command: str, expected: str) -> None:
+    assert redact_command(command) == expected
+
+
+# -- the scripted agent --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "message"),
+    [
+        ('[{"url": "ftp://x"}]', ".json", "entry[0].url"),
+        ('[{"url": "http://x", "json": {}, "body": "a"}]', ".json", "at most one of"),
+        ('[{"url": "http://x", "bogus": 1}]', ".json", "entry[0].bogus"),
+        ("[{url: [}", ".yaml", "not valid yaml"),
+        ('{"url": "http://x"}', ".json", "valid list"),
+    ],
+)
+def test_script_errors_name_file_and_entry(tmp_path: Path, content, suffix, message) -> None:
+    path = tmp_path / f"script{suffix}"
+    path.write_text(content)
+    with pytest.raises(ScriptError) as err:
+        load_script(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_scripted_agent_sends_bodies_and_reports_outcomes(tmp_path: Path) -> None:
+    up = start_upstream()
+    try:
+        path = tmp_path / "s.yaml"
+        path.write_text(
+            f"- {{method: POST, url: '{up.url}/a', json: {{qty: 2}}, expect: 200}}\n"
+            f"- {{method: PUT, url: '{up.url}/b', form: {{x: ['1', '2']}}, proxy: false}}\n"
+            f"- {{url: 'http://127.0.0.1:1/closed', expect: blocked, timeout: 2}}\n"
+        )
+        reqs = load_script(path)
+        import ssl
+
+        outcomes = [send(r, ssl.create_default_context()) for r in reqs]
+    finally:
+        up.close()
+    assert [r.method for r in up.requests] == ["POST", "PUT"]
+    assert json.loads(up.requests[0].body) == {"qty": 2}
+    assert up.requests[1].body == b"x=1&x=2"
+    assert outcomes[0]["status"] == 200 and "error" in outcomes[2]
+    assert [expectation_met(r.expect, o) for r, o in zip(reqs, outcomes, strict=True)] == [
+        True,
+        True,
+        True,
+    ]
+    assert not expectation_met(200, {"error": "x"}) and not expectation_met(
+        "blocked", {"status": 1}
+    )
+
+
+# -- build context, tars, the submit page, the CLI ---------------------------------------------
+
+
+def test_build_context_is_small_reproducible_and_keeps_the_bundle_out_of_src(tmp_path) -> None:
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    first, second = build_context(ca_bundle=bundle), build_context(ca_bundle=bundle)
+    assert first == second
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(first))) as tar:
+        names = tar.getnames()
+        assert tar.extractfile("build-ca.pem").read() == bundle.read_bytes()
+    assert {"Dockerfile", "build-ca.pem", "constraints.txt", "src/pyproject.toml"} <= set(names)
+    assert (
+        "src/proxy_addon/clawbench.py" in names and "src/sandbox/container/entrypoint.py" in names
+    )
+    tops = {n.split("/")[1] for n in names if n.startswith("src/") and n.count("/") > 1}
+    assert tops == {"proxy_addon", "scorer", "sandbox"}
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+    not_pem = tmp_path / "x.pem"
+    not_pem.write_text("hello")
+    with pytest.raises(Exception, match="no PEM certificate"):
+        build_context(ca_bundle=not_pem)
+
+
+def test_files_tar_keeps_modes_and_owners() -> None:
+    raw = files_tar(
+        [
+            FileEntry("/clawbench/task", None, 0o700),
+            FileEntry("/clawbench/task/task.json", b"{}", 0o400, 13, 13),
+        ]
+    )
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        d, f = tar.getmembers()
+    assert (d.name, d.isdir(), d.mode) == ("clawbench/task", True, 0o700)
+    assert (f.name, f.mode, f.uid, f.gid, f.size) == ("clawbench/task/task.json", 0o400, 13, 13, 2)
+
+
+def test_submit_page_serves_the_form_and_accepts_the_answer() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SubmitHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        page = opener.open(f"{base}/submit").read().decode()
+        reply = opener.open(
+            urllib.request.Request(
+                f"{base}/api/task-submit",
+                data=b'{"answer": "42"}',
+                headers={"Content-Type": "application/json"},
+                method="POST",
+            )
+        ).read()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert 'action="/api/task-submit"' in page and 'fetch("/api/task-submit"' in page
+    assert "JSON.stringify({answer:" in page
+    assert json.loads(reply)["status"] == "received"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agent", "scripted"], "needs --script"),
+        (["--script", "x.json"], "--script goes with --agent scripted"),
+        (["--env", "CLAWBENCH_SURELY_UNSET_VAR"], "not set in this environment"),
+        (["--mitm-set", "novalue"], "use KEY=VALUE"),
+        (["--agent", "scripted", "--script", "/nonexistent.json"], "cannot read"),
+    ],
+)
+def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None:
+    assert cli_main(["run", str(CASES / "quick-null"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and err.startswith("clawbench-sandbox: ")
