@@ -27,10 +27,9 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.atomic import write_json_atomic
-from proxy_addon.launcher import ADDON
-from proxy_addon.records import ProxyReady
 from sandbox.container import firewall, trust
 from sandbox.container.processes import Account, spawn, stop
+from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 from sandbox.contract import (
     AGENT_HOME,
     AGENT_USER,
@@ -41,14 +40,12 @@ from sandbox.contract import (
     LOG_DIR,
     MY_INFO,
     PROXY_USER,
-    REGULAR_PORT,
     REPORT,
     SUBMIT_PORT,
     SUBMIT_USER,
     TASK_DIR,
     TASK_FILE,
     TRANSPARENT_PORT,
-    UPSTREAM_CA,
     VENV,
     VENV_PYTHON,
     ContainerConfig,
@@ -57,14 +54,6 @@ from sandbox.contract import (
 )
 
 POLL_S = 0.05
-
-
-class SetupError(RuntimeError):
-    """The session cannot start safely; reason is a SandboxReport stop_reason."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
 
 
 def say(message: str) -> None:
@@ -82,14 +71,6 @@ def ipv6_enabled() -> bool:
 def _own(path: Path, account: Account, mode: int) -> None:
     os.chown(path, account.uid, account.gid)
     path.chmod(mode)
-
-
-def _tail(path: Path, lines: int = 8) -> str:
-    try:
-        text = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "(no log)"
-    return " | ".join(text[-lines:]) or "(empty log)"
 
 
 class Session:
@@ -129,23 +110,9 @@ class Session:
             _own(path, root, 0o755 if path.is_dir() else 0o444)
 
     def start_proxy(self) -> None:
-        modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
-        if self.ipv6:
-            modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
-        options = {
-            "flow_detail": "0",
-            "confdir": CONF_DIR,
-            "clawbench_task": TASK_FILE,
-            "clawbench_data": DATA_DIR,
-        }
-        if self.config.upstream_ca:
-            options["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
-        options.update(self.config.mitm_options)
-        argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
-        for mode in modes:
-            argv += ["--mode", mode]
-        for key, value in options.items():
-            argv += ["--set", f"{key}={value}"]
+        argv = mitmdump_argv(
+            ipv6=self.ipv6, upstream_ca=self.config.upstream_ca, options=self.config.mitm_options
+        )
         env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
         self.procs["proxy"] = spawn(
             self.proxy_account, argv, env=env, cwd=CONF_DIR, log=self._log("mitmdump.log")
@@ -174,29 +141,15 @@ class Session:
             say(warning)
 
     def wait_ready(self) -> None:
-        ready_file = Path(DATA_DIR) / ".proxy-ready"
-        proxy = self.procs["proxy"]
-        deadline = time.monotonic() + self.config.proxy_ready_timeout_s
-        while time.monotonic() < deadline and not self.interrupted:
-            if ready_file.exists():
-                try:
-                    ready = ProxyReady.model_validate_json(ready_file.read_bytes())
-                except ValidationError:
-                    time.sleep(POLL_S)
-                    continue
-                self.listen = ready.listen
-                self.timings.proxy_ready = time.time()
-                return
-            if proxy.poll() is not None:
-                log = _tail(Path(LOG_DIR) / "mitmdump.log")
-                raise SetupError("proxy_failed", f"mitmdump exited with {proxy.returncode}: {log}")
-            time.sleep(POLL_S)
-        why = "interrupted" if self.interrupted else "timed out"
-        raise SetupError(
-            "interrupted" if self.interrupted else "proxy_failed",
-            f"no .proxy-ready ({why} after {self.config.proxy_ready_timeout_s:.0f}s): "
-            + _tail(Path(LOG_DIR) / "mitmdump.log"),
+        ready = wait_ready(
+            self.procs["proxy"],
+            Path(DATA_DIR) / ".proxy-ready",
+            Path(LOG_DIR) / "mitmdump.log",
+            self.config.proxy_ready_timeout_s,
+            lambda: self.interrupted,
         )
+        self.listen = ready.listen
+        self.timings.proxy_ready = time.time()
 
     def install_trust(self) -> None:
         ca_file = Path(CONF_DIR) / "mitmproxy-ca-cert.pem"
@@ -222,7 +175,7 @@ class Session:
             if proc.poll() is not None:
                 break
             time.sleep(POLL_S)
-        raise SetupError("container_failed", "submit page: " + _tail(Path(LOG_DIR) / "submit.log"))
+        raise SetupError("container_failed", "submit page: " + tail(Path(LOG_DIR) / "submit.log"))
 
     # -- the agent -------------------------------------------------------------------------------
 
@@ -274,7 +227,7 @@ class Session:
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 try:
-                    proc.wait(timeout=10)
+                    proc.wait(timeout=3)  # its files are already on disk (atomic, appended)
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()

@@ -31,12 +31,14 @@ from sandbox.engine import BATCH_LABEL, LABEL
 from sandbox.payload import AgentChoice
 from sandbox.runner import RunOutcome, RunRequest, run_task
 from scorer.runmeta import read_run_meta
+from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
 from tests.support.judge_server import start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+DEMO_CASE = "001-shop-checkout-mug"  # test-cases/clawbench-demo: POST /api/checkout
 
 
 def _args(internet: Any, image: str, out: Path) -> list[str]:
@@ -121,53 +123,60 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
+    demo = TEST_CASES / "clawbench-demo"
+    if not (demo / DEMO_CASE / "task.json").is_file():
+        pytest.fail(f"{demo / DEMO_CASE}/task.json is missing (the project's demo test-case)")
     corpus = tmp_path / "corpus"
-    shutil.copytree(CASES / "shop-checkout", corpus / "shop-checkout")
+    shutil.copytree(demo / DEMO_CASE, corpus / DEMO_CASE)
     script = CASES / "shop-checkout" / "script.json"
     out = tmp_path / "out"
     before = len(internet.log())
-    code = sandbox_main(
-        [
-            "batch",
-            str(corpus),
-            "--agent",
-            "scripted",
-            "--script",
-            str(script),
-            *_args(internet, sandbox_image, out),
-        ]
-    )
-    assert code == 0
+    batch_args = [
+        "batch",
+        str(corpus),
+        "--agent",
+        "scripted",
+        "--script",
+        str(script),
+        *_args(internet, sandbox_image, out),
+    ]
+    assert sandbox_main(batch_args) == 0
     (batch,) = out.glob("batch-*")
     (run,) = (batch / "none").iterdir()
-    assert run.name.startswith("scripted-shop-checkout-none-")
+    assert run.name.startswith(f"scripted-{DEMO_CASE}-none-")
 
-    # The proxy blocked the checkout: recorded, and the site never got it (nor anything after).
+    # The first checkout POST is the demo task's commit: blocked, recorded, never delivered,
+    # and nothing after it was sent (the agent was stopped on .stop-requested).
     view = read_interception(run / "data" / "interception.json")
-    assert view.intercepted and view.request["body"] == {"item": "lamp", "qty": 2}
-    assert view.request["url"] == "https://shop.clawbench.test/api/checkout"
-    assert _site_matches(internet, "shop-checkout") == []
+    assert view.intercepted and view.request["url"] == "https://shop.clawbench.test/api/checkout"
+    assert view.request["body"] == {"item": "lamp", "qty": 1}
     paths = [e.get("path") for e in internet.log()[before:]]
-    assert "/api/cart" in paths and "/after-the-block" not in paths
+    assert paths == ["/", "/api/cart"]
     logged = _jsonl(run / "data" / "requests.jsonl")
-    assert [e["matched"] for e in logged] == [False, False, False, True]
+    # The next checkout may leave before the agent is stopped: it is blocked too (and counted).
+    assert [e["matched"] for e in logged[:3]] == [False, False, True]
+    assert all(e["blocked"] for e in logged[2:]) and len(logged) <= 4
+    assert view.blocked_count == len(logged) - 2
 
-    task_file = CASES / "shop-checkout" / "task.json"
+    task_file = demo / DEMO_CASE / "task.json"
+    task = load_task(task_file)
     assert (run / "task.json").read_bytes() == task_file.read_bytes()
     meta = json.loads((run / "run-meta.json").read_text())
+    assert task.metadata is not None
     expected = {
-        "test_case": "shop-checkout",
-        "task_id": 910001,
-        "class": "shopping",
+        "test_case": DEMO_CASE,
+        "task_id": task.task_id,
+        "class": task.metadata.class_,
+        "platform": task.metadata.platform,
         "model": "none",
         "harness": "scripted",
-        "time_limit_minutes": 2,
+        "time_limit_minutes": task.time_limit,
         "intercepted": True,
         "stop_reason": "intercepted",
         "result_category": "intercepted",
         "egress_blocked": 0,
         "task_json_sha256": hashlib.sha256(task_file.read_bytes()).hexdigest(),
-        "instruction": load_task(task_file).instruction,
+        "instruction": task.instruction,
     }
     assert {k: meta.get(k) for k in expected} == expected
     assert 0 < meta["duration_seconds"] < 60 and meta["timestamp"] in run.name
@@ -175,42 +184,47 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
 
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert summary["totals"]["passed"] == 1 and summary["max_concurrent"] == 2
-    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("shop-checkout", "passed")]
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [(DEMO_CASE, "passed")]
     assert summary["elapsed_seconds"] >= 0 and summary["started_at"] < summary["finished_at"]
 
     scored = subprocess.run(
-        [BIN / "clawbench-score", str(batch), "--tasks", str(corpus), "--no-judge"],
+        [BIN / "clawbench-score", str(batch), "--tasks", str(demo), "--no-judge"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert scored.returncode == 0, scored.stderr
     rescore = json.loads((batch / "rescore-summary.json").read_text())
-    assert (rescore["n_total"], rescore["n_intercepted"], rescore["n_infra_failure"]) == (1, 1, 0)
+    n_demo = len(list(demo.glob("*/task.json")))
+    assert (rescore["n_total"], rescore["n_intercepted"]) == (n_demo, 1)
+    assert (rescore["n_infra_failure"], rescore["n_missing"]) == (0, n_demo - 1)
 
-    # Resume with one more case: the finished run is kept, only the new one runs.
-    shutil.copytree(CASES / "quick-null", corpus / "quick-null")
-    code = sandbox_main(
-        [
-            "batch",
-            str(corpus),
-            "--agent",
-            "scripted",
-            "--script",
-            str(script),
-            "--resume",
-            str(batch),
-            *_args(internet, sandbox_image, out),
-        ]
-    )
-    assert code == 0
-    assert len(list((batch / "none").iterdir())) == 2
+    # Resume with one more case (a body filter): the finished run is kept, only the new one runs.
+    shutil.copytree(CASES / "shop-checkout", corpus / "shop-checkout")
+    before = len(internet.log())
+    assert sandbox_main([*batch_args, "--resume", str(batch)]) == 0
+    runs = {p.name.split("-none-")[0]: p for p in (batch / "none").iterdir()}
+    assert set(runs) == {f"scripted-{DEMO_CASE}", "scripted-shop-checkout"}
     resumed = json.loads((batch / "batch-summary.json").read_text())
     jobs = {j["case"]: j for j in resumed["jobs"]}
-    assert jobs["shop-checkout"]["resumed"] and jobs["shop-checkout"]["run_dir"] == str(run)
-    assert jobs["quick-null"]["status"] == "failed" and not jobs["quick-null"]["resumed"]
+    assert jobs[DEMO_CASE]["resumed"] and jobs[DEMO_CASE]["run_dir"] == str(run)
+    assert jobs["shop-checkout"]["status"] == "passed" and not jobs["shop-checkout"]["resumed"]
     assert resumed["started_at"] == summary["started_at"]
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
+    # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.
+    body_run = runs["scripted-shop-checkout"]
+    assert [e["matched"] for e in _jsonl(body_run / "data" / "requests.jsonl")] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    got = internet.log()[before:]
+    assert [e.get("path") for e in got] == ["/", "/api/cart", "/api/checkout"]
+    assert json.loads(got[-1]["body"]) == {"item": "lamp", "qty": 1}
+    assert _site_matches(internet, "shop-checkout") == []
+    body = read_interception(body_run / "data" / "interception.json").request["body"]
+    assert body == {"item": "lamp", "qty": 2}
 
 
 def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
@@ -482,3 +496,36 @@ def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_pat
     assert (meta.stop_reason, meta.egress_blocked) == ("agent_exited", 0)
     assert (outcome.run_dir / "data" / "requests.jsonl").read_text() == ""
     assert len(internet.log()) == before
+
+
+def test_headless_chromium_agent_trusts_the_proxy_and_its_submit_is_intercepted(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    if docker_client.images.get(sandbox_image).labels.get("io.clawbench.chromium") != "1":
+        pytest.skip("this image was built without Chromium (clawbench-sandbox build --chromium)")
+    flags = (
+        "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+        " --disable-component-update --disable-sync --user-data-dir=/tmp/chromium"
+        " $CLAWBENCH_CHROMIUM_FLAGS"
+    )
+    command = (
+        f"chromium {flags} --dump-dom https://shop.clawbench.test/hello-browser; "
+        f"chromium {flags} --virtual-time-budget=5000 --dump-dom "
+        "file:///my-info/autosubmit.html; sleep 30"
+    )
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet,
+            sandbox_image,
+            tmp_path,
+            "chromium-submit",
+            AgentChoice("cmd", command=command),
+        ),
+    )
+    data = outcome.run_dir / "data"
+    assert '{"ok": true, "path": "/hello-browser"}' in (data / "agent.log").read_text()
+    assert outcome.verdict.result_category == "intercepted"
+    request = read_interception(data / "interception.json").request
+    assert request["url"] == "http://127.0.0.1:7878/api/task-submit"
+    assert request["body"] == {"answer": "42"} and "Chrom" in request["headers"]["User-Agent"]

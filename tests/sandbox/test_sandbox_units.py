@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from proxy_addon.launcher import ADDON
 from proxy_addon.tasks import load_task, parse_task
 from sandbox.agents.script import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
 from sandbox.agentview import agent_view, instruction_text, needs_submit_page
 from sandbox.cli import main as cli_main
 from sandbox.container import firewall
+from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
 from sandbox.container.trust import agent_env
 from sandbox.contract import SandboxReport, Timings
@@ -439,3 +441,17 @@ def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None
     assert cli_main(["run", str(CASES / "quick-null"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and err.startswith("clawbench-sandbox: ")
+
+
+@pytest.mark.parametrize(("ipv6", "upstream_ca"), [(False, False), (True, True)])
+def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, upstream_ca) -> None:
+    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options={"flow_detail": "2"})
+    modes = [argv[i + 1] for i, a in enumerate(argv) if a == "--mode"]
+    expected = ["regular@127.0.0.1:8080", "transparent@127.0.0.1:8081"]
+    assert modes == expected + (["transparent@::1:8081"] if ipv6 else [])
+    sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+    assert "clawbench_task=/clawbench/task/task.json" in sets
+    assert ("ssl_verify_upstream_trusted_ca=/clawbench/upstream-ca.pem" in sets) == upstream_ca
+    assert not any(s.startswith("ssl_insecure") for s in sets)
+    assert "flow_detail=2" in sets and "flow_detail=0" not in sets  # --mitm-set wins
+    assert argv[1:3] == ["-s", str(ADDON)]

@@ -1,0 +1,92 @@
+"""mitmdump + addon inside the container: its command line, and waiting until it is ready.
+
+Listeners: regular mode on 127.0.0.1:8080 (the proxy variables point there) and transparent mode
+on 8081 for IPv4 and, when the namespace has it, IPv6 (the firewall redirects the agent's direct
+web traffic there). All on loopback, so nothing else on the network can use the proxy.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from proxy_addon.launcher import ADDON
+from proxy_addon.records import ProxyReady
+from sandbox.contract import (
+    CONF_DIR,
+    DATA_DIR,
+    REGULAR_PORT,
+    TASK_FILE,
+    TRANSPARENT_PORT,
+    UPSTREAM_CA,
+    VENV,
+)
+
+POLL_S = 0.05
+
+
+class SetupError(RuntimeError):
+    """The session cannot start safely; reason is a SandboxReport stop_reason."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+def tail(path: Path, lines: int = 8) -> str:
+    """The last lines of a log, on one line, for an error message."""
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:]) or "(empty log)"
+
+
+def mitmdump_argv(*, ipv6: bool, upstream_ca: bool, options: Mapping[str, str]) -> list[str]:
+    """The mitmdump command: the addon, the listeners, our options, then the user's --mitm-set."""
+    modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
+    if ipv6:
+        modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
+    settings = {
+        "flow_detail": "0",
+        "confdir": CONF_DIR,
+        "clawbench_task": TASK_FILE,
+        "clawbench_data": DATA_DIR,
+    }
+    if upstream_ca:
+        # Adds a private CA (a test or demo site) to certifi's set; verification stays on.
+        settings["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
+    settings.update(options)
+    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
+    for mode in modes:
+        argv += ["--mode", mode]
+    for key, value in settings.items():
+        argv += ["--set", f"{key}={value}"]
+    return argv
+
+
+def wait_ready(
+    proc: subprocess.Popen[bytes],
+    ready_file: Path,
+    log: Path,
+    timeout_s: float,
+    interrupted: Callable[[], bool],
+) -> ProxyReady:
+    """Block until ready_file holds a valid ProxyReady; SetupError if mitmdump dies or stalls."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not interrupted():
+        if ready_file.exists():
+            try:
+                return ProxyReady.model_validate_json(ready_file.read_bytes())
+            except ValidationError:
+                pass  # not written yet; the addon replaces it atomically, so retry
+        elif proc.poll() is not None:
+            raise SetupError("proxy_failed", f"mitmdump exited with {proc.returncode}: {tail(log)}")
+        time.sleep(POLL_S)
+    if interrupted():
+        raise SetupError("interrupted", "stopped while waiting for the proxy")
+    raise SetupError("proxy_failed", f"no .proxy-ready after {timeout_s:.0f}s: {tail(log)}")
