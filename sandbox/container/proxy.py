@@ -3,6 +3,7 @@
 Listeners: regular mode on 127.0.0.1:8080 (the proxy variables point there) and transparent mode
 on 8081 for IPv4 and, when the namespace has it, IPv6 (the firewall redirects the agent's direct
 web traffic there). All on loopback, so nothing else on the network can use the proxy.
+rawguard.py refuses streams that are not HTTP (they would pass the interception addon unseen).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sandbox.contract import (
 )
 
 POLL_S = 0.05
+RAWGUARD = Path(__file__).resolve().with_name("rawguard.py")
 
 
 class SetupError(RuntimeError):
@@ -61,7 +63,7 @@ def mitmdump_argv(*, ipv6: bool, upstream_ca: bool, options: Mapping[str, str]) 
         # Adds a private CA (a test or demo site) to certifi's set; verification stays on.
         settings["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
     settings.update(options)
-    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
+    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON), "-s", str(RAWGUARD)]
     for mode in modes:
         argv += ["--mode", mode]
     for key, value in settings.items():

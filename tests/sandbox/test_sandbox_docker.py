@@ -302,8 +302,10 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
         "udp4_port_5353",
         "tcp6_port_8080",
         "udp6_port_443",
+        "raw_tcp_port_80",
     ]
     others = [
+        "raw_tcp_connect_tunnel",
         "read_task_json",
         "write_interception_json",
         "read_requests_log",
@@ -326,7 +328,9 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
     probes = [e.get("path") for e in internet.log() if str(e.get("path", "")).startswith("/probe")]
     assert sorted(probes) == ["/probe-tcp4_port_8080", "/probe-tcp6_port_8080"]
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    assert meta.egress_blocked is not None and meta.egress_blocked >= len(network)
+    assert meta.egress_blocked is not None and meta.egress_blocked >= 5  # the UDP/TCP probes
+    refused = (outcome.run_dir / "data" / "mitmdump.log").read_text().count("is not HTTP; refused")
+    assert refused == 2  # the raw bytes to port 80 (redirected) and through a CONNECT tunnel
     assert meta.result_category == "model_not_intercepted" and meta.stop_reason == "agent_exited"
 
 

@@ -44,12 +44,32 @@ def udp(name: str, family: int, addr: str, port: int) -> None:
         report(name, False, e)
 
 
+def raw(name: str, addr: str, port: int, *, tunnel: bool) -> None:
+    """Non-HTTP bytes, direct (the firewall redirects port 80 into the proxy) or via CONNECT."""
+    try:
+        target = ("127.0.0.1", 8080) if tunnel else (addr, port)
+        with socket.create_connection(target, timeout=5) as s:
+            if tunnel:
+                s.sendall(f"CONNECT {addr}:{port} HTTP/1.1\r\nHost: {addr}:{port}\r\n\r\n".encode())
+                s.recv(100)  # the proxy's "200 Connection established"
+            s.sendall(b"\x00\x01raw-probe-" + name.encode() + b"\n")
+            reply = s.recv(100)
+        report(name, bool(reply), reply[:40])
+    except OSError as e:
+        report(name, False, e)
+
+
 def network(ipv4: str, ipv6: str) -> None:
     tcp("tcp4_port_8080", socket.AF_INET, ipv4, 8080)
     udp("udp4_port_443", socket.AF_INET, ipv4, 443)
     udp("udp4_port_5353", socket.AF_INET, ipv4, 5353)
     tcp("tcp6_port_8080", socket.AF_INET6, ipv6, 8080)
     udp("udp6_port_443", socket.AF_INET6, ipv6, 443)
+    raw("raw_tcp_port_80", ipv4, 80, tunnel=False)
+
+
+def tunnel(ipv4: str) -> None:
+    raw("raw_tcp_connect_tunnel", ipv4, 8080, tunnel=True)
 
 
 def opened(name: str, path: str, mode: str) -> None:
@@ -106,6 +126,7 @@ def main(argv: list[str]) -> int:
     ipv4, ipv6 = argv[0], argv[1]
     network(ipv4, ipv6)
     if "--network-only" not in argv:
+        tunnel(ipv4)
         privileges()
     print(json.dumps({"name": "done"}), flush=True)
     if "--wait-release" in argv:
