@@ -70,6 +70,8 @@ def _agent(args: argparse.Namespace) -> AgentChoice:
 
 def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
     """A RunRequest from the shared run/batch options."""
+    if not task_dir.exists():
+        raise UsageError(f"{task_dir}: no such task directory or file")
     if args.upstream_ca is not None and not args.upstream_ca.is_file():
         raise UsageError(f"--upstream-ca {args.upstream_ca}: not a file")
     return RunRequest(
@@ -249,6 +251,10 @@ def _batch(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    from sandbox.layout import discover_cases
+
+    if not args.corpus.is_dir() or not discover_cases(args.corpus):
+        raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
     template = request_from(args, args.corpus, args.out)
     options = BatchOptions(
         corpus=args.corpus,

@@ -427,18 +427,25 @@ def test_submit_page_serves_the_form_and_accepts_the_answer() -> None:
     assert json.loads(reply)["status"] == "received"
 
 
+QUICK = str(CASES / "quick-null")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--agent", "scripted"], "needs --script"),
-        (["--script", "x.json"], "--script goes with --agent scripted"),
-        (["--env", "CLAWBENCH_SURELY_UNSET_VAR"], "not set in this environment"),
-        (["--mitm-set", "novalue"], "use KEY=VALUE"),
-        (["--agent", "scripted", "--script", "/nonexistent.json"], "cannot read"),
+        (["run", QUICK, "--agent", "scripted"], "needs --script"),
+        (["run", QUICK, "--script", "x.json"], "--script goes with --agent scripted"),
+        (["run", QUICK, "--env", "CLAWBENCH_SURELY_UNSET_VAR"], "not set in this environment"),
+        (["run", QUICK, "--mitm-set", "novalue"], "use KEY=VALUE"),
+        (["run", QUICK, "--agent", "scripted", "--script", "/nonexistent.json"], "cannot read"),
+        (["run", QUICK, "--upstream-ca", "/nonexistent.pem"], "not a file"),
+        (["run", "/nonexistent/task"], "no such task directory"),
+        (["batch", f"{QUICK}/task.json"], "no */task.json in it"),
+        (["batch", QUICK, "--concurrency", "0"], "at least 1"),
     ],
 )
 def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None:
-    assert cli_main(["run", str(CASES / "quick-null"), *argv]) == 2
+    assert cli_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and err.startswith("clawbench-sandbox: ")
 
