@@ -12,6 +12,11 @@ Policy (the same for IPv4 and IPv6, UDP included, so no QUIC or DNS-tunnel short
   loopback already); everything else goes to CLAWBENCH_DROP, whose counters are egress_blocked.
   TCP is answered with a reset so a blocked agent fails fast instead of hanging in SYN retries.
 
+DNS, decided: the agent may resolve names (an agent that ignores the proxy variables needs them to
+reach the transparent path at all). That lets it put data into query names that a hostile
+authoritative server could read (DNS tunnelling), but no request reaches a website that way, so
+no task can be completed past the addon; everything sent to a site still passes mitmproxy.
+
 Docker installs its own nat rules for the embedded resolver in the container's namespace, so we
 add our own chains and jump to them; we never flush a built-in chain.
 """
