@@ -1,0 +1,151 @@
+"""Whether a task.json can be used as is: schema, regex, extra_info (clawbench-tasks validate)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from proxy_addon.tasks import Task, TaskError, errors_from_validation, read_task_json
+
+__all__ = ["Finding", "find_task_files", "validate_file", "validate_task"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem in one task file: where, what, and how to fix it."""
+
+    path: str
+    field: str
+    message: str
+    fix: str = ""
+    severity: Literal["error", "warning"] = "error"
+    rule: str = "schema"
+
+    def line(self) -> str:
+        """`FILE: FIELD: problem (fix)`, the one-line form the CLI prints."""
+        fix = f" ({self.fix})" if self.fix else ""
+        return f"{self.path}: {self.field or '(file)'}: {self.message}{fix}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def find_task_files(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[Finding]]:
+    """Task files named by PATHs (files, or directories searched recursively for task.json)."""
+    files: list[Path] = []
+    problems: list[Finding] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.rglob("task.json"))
+            if not found:
+                problems.append(
+                    Finding(str(p), "", "no task.json under this directory", "pass a task dir")
+                )
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            problems.append(Finding(str(p), "", "no such file or directory", "check the path"))
+    unique: dict[Path, Path] = {}
+    for f in files:
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values()), problems
+
+
+def _from_task_error(err: TaskError) -> Finding:
+    return Finding(err.path, err.field, err.message)
+
+
+def _extra_info(task: Task, path: Path) -> Iterator[Finding]:
+    task_dir = path.parent.resolve()
+    names: dict[str, int] = {}
+    for i, item in enumerate(task.extra_info):
+        field = f"extra_info[{i}].path"
+        rel = item.path
+        if not rel:
+            continue  # a note without a file, as the reference's runner allows
+        if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute():
+            yield Finding(
+                str(path), field, f"absolute path {rel!r}", "make it relative to the task dir"
+            )
+            continue
+        target = path.parent / rel
+        if not target.resolve().is_relative_to(task_dir):
+            yield Finding(
+                str(path), field, f"{rel!r} escapes the task directory", "keep files inside it"
+            )
+            continue
+        if not target.exists():
+            yield Finding(str(path), field, f"file {rel!r} is missing", "add it or fix the path")
+        elif not target.is_file():
+            yield Finding(str(path), field, f"{rel!r} is not a file", "point at a file")
+        name = PurePosixPath(rel.replace("\\", "/")).name
+        if name in names:
+            yield Finding(
+                str(path),
+                field,
+                f"same file name as extra_info[{names[name]}] ({name!r}); the agent's /my-info/ "
+                "holds only one of them",
+                "rename one",
+            )
+        names.setdefault(name, i)
+
+
+def _regex(pattern: Any, path: Path) -> list[Finding]:
+    if not isinstance(pattern, str) or not pattern:
+        return []
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        fix = r"escape literal ( ) [ ] ? + * with a backslash"
+        return [Finding(str(path), "eval_schema.url_pattern", f"regex does not compile: {e}", fix)]
+    return []
+
+
+def validate_task(task: Task, path: Path) -> list[Finding]:
+    """Problems of a task that passed the schema: regex, instruction, extra_info files."""
+    out: list[Finding] = []
+    if not task.instruction.strip():
+        out.append(
+            Finding(str(path), "instruction", "is empty", "write the prompt; runners refuse it")
+        )
+    out.extend(_regex(task.eval_schema.url_pattern, path))
+    out.extend(_extra_info(task, path))
+    return out
+
+
+def load_checked(path: Path) -> tuple[Task | None, list[Finding]]:
+    """Read and schema-check one task file, reporting every schema problem, not just the first."""
+    try:
+        data = read_task_json(path)
+    except TaskError as e:
+        return None, [_from_task_error(e)]
+    if not isinstance(data, dict):
+        got = type(data).__name__
+        return None, [Finding(str(path), "", f"must be a JSON object, got {got}", "wrap it in {}")]
+    try:
+        return Task.model_validate(data), []
+    except ValidationError as e:
+        return None, [_from_task_error(err) for err in errors_from_validation(path, e)]
+
+
+def validate_file(path: Path) -> list[Finding]:
+    """Every problem of one task file, schema first."""
+    task, problems = load_checked(path)
+    if task is not None:
+        return validate_task(task, path)
+    # The schema failed; a broken regex is still worth saying in the same pass.
+    try:
+        data = read_task_json(path)
+    except TaskError:
+        return problems
+    schema = data.get("eval_schema") if isinstance(data, dict) else None
+    pattern = schema.get("url_pattern") if isinstance(schema, dict) else None
+    return problems + _regex(pattern, path)

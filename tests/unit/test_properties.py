@@ -1,0 +1,178 @@
+"""Totality: parsing, canonicalisation and matching never raise, whatever a client sends."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from typing import Any
+
+import brotli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from proxy_addon.bodies import ParsedBody, parse_body, parse_query
+from proxy_addon.matching import HttpRequest, Matcher, MatchResult
+from proxy_addon.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.tasks import EvalSchema
+from proxy_addon.urls import canonical_url, request_url
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+text = st.text(st.characters(codec="utf-8"), max_size=60)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+    max_leaves=20,
+)
+content_types = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            "application/json",
+            "application/x-www-form-urlencoded",
+            "text/plain;charset=UTF-8",
+            "multipart/form-data; boundary=XyZ",
+            "multipart/form-data",
+            'multipart/form-data; boundary="a b"',
+            "MULTIPART/FORM-DATA; BOUNDARY=XyZ",
+        ]
+    ),
+    st.text(max_size=40),
+    st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateescape")),
+)
+encodings = st.one_of(
+    st.none(),
+    st.sampled_from(["gzip", "deflate", "br", "zstd", "identity", "gzip, br", "x-gzip", ","]),
+    st.text(max_size=20),
+)
+
+
+def _multipart(fields: list[tuple[str, bytes, bool]]) -> bytes:
+    out = b""
+    for name, content, is_file in fields:
+        disp = f'form-data; name="{name}"' + ('; filename="f.bin"' if is_file else "")
+        out += f"--XyZ\r\nContent-Disposition: {disp}\r\n\r\n".encode() + content + b"\r\n"
+    return out + b"--XyZ--\r\n"
+
+
+raw_bodies = st.one_of(
+    st.binary(max_size=300),
+    text.map(str.encode),
+    json_values.map(lambda v: repr(v).encode()),
+    st.lists(st.tuples(text, st.binary(max_size=40), st.booleans()), max_size=4).map(_multipart),
+    st.binary(max_size=200).map(gzip.compress),
+    st.binary(max_size=200).map(zlib.compress),
+    st.binary(max_size=200).map(brotli.compress),
+    st.binary(max_size=200).map(lambda b: gzip.compress(b)[: len(b) // 2]),
+)
+
+
+@SETTINGS
+@given(raw=st.one_of(st.none(), raw_bodies), ctype=content_types, enc=encodings)
+def test_parse_body_never_raises(raw: bytes | None, ctype: str | None, enc: str | None) -> None:
+    parsed = parse_body(raw, ctype, enc, limit=4096)
+    assert isinstance(parsed, ParsedBody)
+    assert parsed.size == len(raw or b"")
+    assert (parsed.error is not None) == (parsed.kind == "unevaluable")
+    # whatever came out is safe for the recursive consumers downstream
+    redact_fields(parsed.value)
+
+
+@SETTINGS
+@given(query=st.text(max_size=200))
+def test_parse_query_never_raises(query: str) -> None:
+    out = parse_query(query)
+    assert isinstance(out, dict)
+    assert all(v != "" for v in out.values())
+
+
+hosts = st.one_of(
+    st.from_regex(r"\A[a-zA-Z0-9]([a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?(\.[a-zA-Z]{2,6}){1,3}\.?\Z"),
+    st.sampled_from(["bücher.example", "BÜCHER.Example.", "xn--bcher-kva.example", "[::1]"]),
+    st.from_regex(r"\A\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\Z"),
+)
+path_chars = st.sampled_from([*"abcXYZ019-._~/%+:@!$&'()*,;=", "%2e", "%2E", "..", "."])
+paths = st.lists(path_chars, max_size=30).map(lambda cs: "/" + "".join(cs))
+# Valid URLs: printable ASCII, no spaces (a browser percent-encodes those before sending).
+url_text = st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="#")
+queries = st.one_of(st.none(), st.text(url_text, max_size=40))
+
+
+@SETTINGS
+@given(
+    scheme=st.sampled_from(["http", "https", "HTTPS", "Http"]),
+    host=hosts,
+    port=st.one_of(st.none(), st.integers(0, 65535)),
+    path=paths,
+    query=queries,
+    fragment=st.one_of(st.none(), st.text(max_size=10)),
+)
+def test_canonical_url_never_raises_on_valid_absolute_urls(
+    scheme: str, host: str, port: int | None, path: str, query: str | None, fragment: str | None
+) -> None:
+    url = f"{scheme}://{host}{'' if port is None else f':{port}'}{path}"
+    url += "" if query is None else f"?{query}"
+    url += "" if fragment is None else f"#{fragment}"
+    out = canonical_url(url)
+    assert out.startswith(("http://", "https://"))
+    assert "#" not in out
+    assert canonical_url(out) == out  # idempotent
+    if query is not None:
+        assert out.endswith("?" + query)  # the raw query is kept as sent
+
+
+@SETTINGS
+@given(
+    host_header=st.one_of(st.none(), st.text(max_size=30)),
+    peer=st.text(max_size=20),
+    port=st.integers(0, 65535),
+    target=st.text(max_size=60),
+)
+def test_request_url_never_raises(
+    host_header: str | None, peer: str, port: int, target: str
+) -> None:
+    assert isinstance(request_url("https", host_header, peer, port, target), str)
+
+
+filters = st.one_of(
+    st.none(), st.dictionaries(st.sampled_from(["a", "b", "op"]), json_values, max_size=3)
+)
+schemas = st.builds(
+    EvalSchema,
+    url_pattern=st.sampled_from(
+        ["", "shop", r"shop\.test/api", "__PLACEHOLDER_WILL_NOT_MATCH__", "^https?://"]
+    ),
+    method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    body=filters,
+    params=filters,
+)
+
+
+@SETTINGS
+@given(
+    schema=schemas,
+    method=st.text(max_size=8),
+    url=st.one_of(
+        st.text(max_size=80), st.builds("https://shop.test/api{}".format, st.text(max_size=40))
+    ),
+    body=json_values,
+    body_error=st.one_of(st.none(), text),
+)
+def test_matcher_never_raises(
+    schema: EvalSchema, method: str, url: str, body: Any, body_error: str | None
+) -> None:
+    result = Matcher(schema).match(HttpRequest(method, url, body, body_error))
+    assert isinstance(result, MatchResult)
+    assert result.match or result.reasons  # a no-match always says why
+    if result.body_unverified:
+        assert result.match and schema.body
+
+
+@SETTINGS
+@given(
+    headers=st.lists(st.tuples(st.text(max_size=20), st.text(max_size=40)), max_size=6),
+    url=st.text(max_size=80),
+)
+def test_redaction_never_raises(headers: list[tuple[str, str]], url: str) -> None:
+    redact_headers(headers)
+    assert redact_url(url).partition("?")[0] == url.partition("?")[0]
