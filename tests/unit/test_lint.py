@@ -216,3 +216,18 @@ def test_reference_corpus_findings(
     assert (
         ": eval_schema.body.commit: warning[body-not-string]: 1 never matches a form" in resy_line
     )
+
+
+def test_lint_json_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = {"url_pattern": r"a\.com/x|/checkout", "method": "GET"}
+    task = tmp_path / "t" / "task.json"
+    task.parent.mkdir()
+    task.write_text(json.dumps({"instruction": "x", "eval_schema": schema, "time_limit": 5}))
+    assert main(["lint", "--json", str(tmp_path)]) == 1  # an error: exit 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["files"], doc["errors"], doc["warnings"]) == (1, 1, 1)
+    assert [(f["severity"], f["rule"]) for f in doc["findings"]] == [
+        ("error", "any-host-branch"),
+        ("warning", "get-commit"),
+    ]
+    assert doc["findings"][0]["path"] == str(task)
