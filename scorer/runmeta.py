@@ -1,10 +1,11 @@
-"""run-meta.json: written by the runner, updated (own keys only) by the scorer; unknown keys kept."""
+"""run-meta.json: written by the runner, updated (own keys only) by the scorer; other keys kept."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ class RunMeta(BaseModel):
     egress_blocked: int | None = None
     judge_match: bool | None = None
     final_pass: bool | None = None
+    reference_category: str | None = None
+    runner_category: str | None = None
 
 
 def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:
@@ -76,3 +79,32 @@ def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:
 def write_run_meta(path: str | os.PathLike[str], meta: RunMeta) -> None:
     """Write run-meta.json atomically: the keys read or assigned, unknown ones included."""
     write_json_atomic(path, meta.model_dump(mode="json", exclude_unset=True), durable=True)
+
+
+SCORER_KEYS = (
+    "intercepted",
+    "result_category",
+    "judge_match",
+    "final_pass",
+    "reference_category",
+    "runner_category",
+)
+"""The run-meta.json keys clawbench-score writes; every other key is the runner's."""
+
+
+def update_run_meta(
+    path: str | os.PathLike[str], raw: dict[str, Any], updates: Mapping[str, Any]
+) -> bool:
+    """Merge the scorer's keys into run-meta.json as read (other keys kept verbatim, in order).
+
+    Writes atomically and only when something changed; returns whether it wrote.
+    """
+    unknown = set(updates) - set(SCORER_KEYS)
+    if unknown:
+        raise ValueError(f"not scorer keys of run-meta.json: {sorted(unknown)}")
+    merged = {**raw, **updates}
+    if merged == raw:
+        return False
+    RunMeta.model_validate(merged)  # what we write must still read back
+    write_json_atomic(path, merged, durable=True)
+    return True

@@ -1,0 +1,91 @@
+"""Find runs and batches under a path (SPEC section 5).
+
+A run is a directory holding run-meta.json (its subdirectories are its data, never other runs).
+A run belongs to the nearest enclosing directory named batch-* at or below the path given, else
+to the path itself; so the path may be one run, one batch, or a directory of batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUN_META = "run-meta.json"
+TEMP_NAMES = ("judge.json", "judge_llm.json", "run-meta.json", "rescore-summary.json")
+"""Files the scorer writes: a stale temp file of theirs (a killed write) is swept."""
+
+
+class DiscoveryError(ValueError):
+    """The path holds nothing to score."""
+
+
+@dataclass
+class Batch:
+    """A directory of runs scored together; single when the path given was one run."""
+
+    path: Path
+    runs: list[Path] = field(default_factory=list)
+    single_run: bool = False
+
+
+def _walk(root: Path, out: list[Path]) -> None:
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    if any(e.name == RUN_META and e.is_file() for e in entries):
+        out.append(root)
+        return
+    for e in sorted(entries, key=lambda e: e.name):
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
+            _walk(Path(e.path), out)
+
+
+def find_runs(root: Path) -> list[Path]:
+    """Every run directory under root (root itself when it is a run), in path order."""
+    out: list[Path] = []
+    _walk(root, out)
+    return out
+
+
+def find_batches(path: Path) -> list[Batch]:
+    """Group the runs under path by batch; DiscoveryError when there are none."""
+    if not path.exists():
+        raise DiscoveryError(f"{path}: no such directory")
+    if not path.is_dir():
+        raise DiscoveryError(f"{path}: not a directory (give a batch, batches or a run directory)")
+    if (path / RUN_META).is_file():
+        return [Batch(path, [path], single_run=True)]
+    groups: dict[Path, Batch] = {}
+    for run in find_runs(path):
+        home = path
+        for parent in run.relative_to(path).parents:
+            if parent.name.startswith("batch-"):
+                home = path / parent
+                break
+        groups.setdefault(home, Batch(home)).runs.append(run)
+    if not groups:
+        raise DiscoveryError(f"{path}: no runs found (a run is a directory holding {RUN_META})")
+    return [groups[k] for k in sorted(groups)]
+
+
+def sweep_temp_files(directory: Path) -> int:
+    """Remove temp files a killed write of ours left in directory; return how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for e in entries:
+        name = e.name
+        ours = any(name.startswith(f".{target}.") for target in TEMP_NAMES)
+        if ours and name.endswith(".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(e.path)
+                removed += 1
+    return removed
+
+
+__all__ = ["RUN_META", "Batch", "DiscoveryError", "find_batches", "find_runs", "sweep_temp_files"]

@@ -1,0 +1,154 @@
+"""The score index: lets a re-run that would change nothing answer from the saved summaries.
+
+After a complete scoring (no judge error, nothing left by --limit) the index records the options
+and the (mtime_ns, size) of everything the result depends on: each directory from the path down
+to every run (an added or removed run, judge file or data file changes one of them), every file
+read or written, the corpus, models.yaml, and the scorer's own code. A re-run with the same
+options whose stats all match prints the saved rescore-summary.json files instead of reading a
+thousand runs. Anything else falls through to a full scoring. The index lives in the user's cache
+directory (never in the batch) and needs only the standard library, so the check costs
+milliseconds. The one thing it cannot see is a file changed while the scoring that wrote the
+index was still running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+_CODE = Path(__file__).resolve().parent.parent
+_RUN_FILES = ("run-meta.json", "task.json", "judge.json", "judge_llm.json")
+_DATA_FILES = ("interception.json", "judge.json", "judge_llm.json", ".proxy-ready")
+
+
+def cache_dir() -> Path:
+    """$CLAWBENCH_SCORE_CACHE, else $XDG_CACHE_HOME/clawbench-score, else ~/.cache/..."""
+    if env := os.environ.get("CLAWBENCH_SCORE_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "clawbench-score"
+
+
+def index_path(root: Path) -> Path:
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
+    return cache_dir() / f"index-{digest}.json"
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _code_files() -> list[str]:
+    out = []
+    for package in ("scorer", "proxy_addon"):
+        out.append(str(_CODE / package))  # a module added or removed
+        with contextlib.suppress(OSError):
+            out += [e.path for e in os.scandir(_CODE / package) if e.name.endswith(".py")]
+    return sorted(out)
+
+
+def snapshot_paths(
+    root: Path,
+    run_dirs: Iterable[Path],
+    batch_dirs: Iterable[Path],
+    extra: Iterable[Path | None] = (),
+) -> list[str]:
+    """Every path whose stat the index keeps (existing files only; directories always)."""
+    paths: set[str] = {str(root)}
+    for run in run_dirs:
+        parent = run.parent
+        while parent != root and root in parent.parents:
+            paths.add(str(parent))
+            parent = parent.parent
+        paths.add(str(run))
+        paths.add(str(run / "data"))
+        for name in _RUN_FILES:
+            paths.add(str(run / name))
+        for name in _DATA_FILES:
+            paths.add(str(run / "data" / name))
+    for batch in batch_dirs:
+        paths.add(str(batch))
+        paths.add(str(batch / "rescore-summary.json"))
+        paths.add(str(batch / "batch-summary.json"))
+    for path in extra:
+        if path is not None:
+            paths.add(str(path))
+    paths.update(_code_files())
+    return sorted(paths)
+
+
+def corpus_paths(corpus_root: Path) -> list[Path]:
+    """The corpus's directories and task files (an edited or added task changes one)."""
+    out = [corpus_root]
+    for dirpath, dirnames, filenames in os.walk(corpus_root):
+        out += [Path(dirpath, d) for d in dirnames]
+        if "task.json" in filenames:
+            out.append(Path(dirpath, "task.json"))
+    return out
+
+
+def write_index(
+    root: Path,
+    options: dict[str, Any],
+    paths: Iterable[str],
+    summaries: list[str],
+    env_required: Iterable[str],
+) -> None:
+    """Record a complete scoring; an unwritable cache directory only costs the fast path."""
+    from proxy_addon.atomic import write_json_atomic
+
+    data = {
+        "version": VERSION,
+        "options": options,
+        "env_required": sorted(env_required),
+        "stats": {p: _stat(p) for p in paths},
+        "summaries": summaries,
+    }
+    target = index_path(root)
+    with contextlib.suppress(OSError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(target, data, durable=False)
+
+
+def forget(root: Path) -> None:
+    """Drop the index for root (the next run scores in full)."""
+    with contextlib.suppress(OSError):
+        index_path(root).unlink()
+
+
+def up_to_date(root: Path, options: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The saved summaries when nothing changed since the indexed scoring, else None."""
+    try:
+        data = json.loads(index_path(root).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    if data.get("options") != options:
+        return None
+    if any(not os.environ.get(name) for name in data.get("env_required") or ()):
+        return None  # the full path then says which key is missing
+    stats = data.get("stats") or {}
+    for path, was in stats.items():
+        if _stat(path) != was:
+            return None
+    out = []
+    for path in data.get("summaries") or []:
+        try:
+            out.append(json.loads(Path(path).read_bytes()))
+        except (OSError, ValueError):
+            return None
+    return out
+
+
+__all__ = ["cache_dir", "corpus_paths", "forget", "index_path", "snapshot_paths", "up_to_date"]

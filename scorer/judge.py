@@ -1,0 +1,212 @@
+"""One judge call through the openai client (max_retries=0: scorer.engine owns the retries).
+
+Chat completions for every api_type but openai-responses (Gemini and Anthropic through their
+OpenAI-compatible endpoints). Provider-specific parameters go only to providers known to take
+them; JSON mode is asked of all and dropped for the rest of the run after a 400 that names
+response_format. Errors come back as JudgeCallError with a kind the engine schedules on, and no
+API key in any message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from scorer.models_config import JudgeConfig
+
+OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
+_ANTHROPIC_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16000}
+
+
+class JudgeCallError(Exception):
+    """kind: rate_limited (re-queue after retry_after), transient (spend a try), format (400 on
+    response_format), permanent (give up on this call), fatal (stop the whole batch)."""
+
+    def __init__(self, kind: str, message: str, retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str | None
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+
+
+def _thinking(cfg: JudgeConfig) -> str | None:
+    """The thinking level to ask for, or None for off/unset."""
+    level = (cfg.thinking_level or "").strip().lower()
+    return None if not level or level in OFF else level
+
+
+def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> dict[str, Any]:
+    """The JSON body of one call for this judge (provider extras merged in)."""
+    level = _thinking(cfg)
+    extra: dict[str, Any] = {}  # provider-specific keys the openai SDK would call extra_body
+    if cfg.endpoint == "responses":
+        kw: dict[str, Any] = {"model": cfg.name, "instructions": system, "input": user}
+        kw["max_output_tokens"] = cfg.max_tokens or (8192 if level else 1024)
+        if level and cfg.provider == "openai":
+            kw["reasoning"] = {"effort": level}
+        else:
+            kw["temperature"] = cfg.temperature
+        if json_mode:
+            kw["text"] = {"format": {"type": "json_object"}}
+        return kw
+    kw = {
+        "model": cfg.name,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
+    max_tokens = cfg.max_tokens or (8192 if level else 1024)
+    temperature: float | None = cfg.temperature
+    if cfg.provider == "deepseek":
+        extra["thinking"] = {"type": "enabled" if level else "disabled"}
+        if level:
+            kw["reasoning_effort"] = level
+            temperature = None  # ignored in thinking mode
+    elif cfg.provider == "openai" and level:
+        kw["reasoning_effort"] = level
+        temperature = None  # reasoning models take only the default
+    elif cfg.provider == "google":
+        kw["reasoning_effort"] = level or "none"
+    elif cfg.provider == "anthropic" and level:
+        budget = _ANTHROPIC_BUDGET.get(level, 4096)
+        extra["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        max_tokens = max(max_tokens, budget + 1024)
+        temperature = None  # extended thinking requires the default temperature
+    kw["max_completion_tokens" if cfg.provider == "openai" else "max_tokens"] = max_tokens
+    if temperature is not None:
+        kw["temperature"] = temperature
+    if json_mode:
+        kw["response_format"] = {"type": "json_object"}
+    kw.update(extra)
+    return kw
+
+
+def retry_after(headers: Any, default: float = 1.0) -> float:
+    """Seconds to wait from retry-after-ms / retry-after (seconds or an HTTP date), 0..120."""
+    try:
+        if headers is not None and headers.get("retry-after-ms"):
+            return min(120.0, max(0.0, float(headers["retry-after-ms"]) / 1000))
+        value = headers.get("retry-after") if headers is not None else None
+        if value:
+            try:
+                return min(120.0, max(0.0, float(value)))
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(value).timestamp()
+                return min(120.0, max(0.0, when - time.time()))
+    except (TypeError, ValueError):
+        pass  # an unreadable header: fall back to the default wait
+    return default
+
+
+def _reply_text(data: Any, endpoint: str) -> tuple[str | None, tuple[int, int]]:
+    """(assistant text, (input, output) tokens) of a chat or responses reply body."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    usage = data.get("usage") or {}
+    if endpoint == "responses":
+        parts = [
+            c.get("text") or ""
+            for item in data.get("output") or []
+            if isinstance(item, dict) and item.get("type") == "message"
+            for c in item.get("content") or []
+            if isinstance(c, dict) and c.get("type") == "output_text"
+        ]
+        text = "".join(parts) if parts else data.get("output_text")
+        return text, (usage.get("input_tokens") or 0, usage.get("output_tokens") or 0)
+    choices = data.get("choices") or []
+    message = (choices[0].get("message") or {}) if choices else {}
+    text = message.get("content")
+    return text, (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+
+
+class JudgeClient:
+    """AsyncOpenAI clients (one per API key, used in turn) for one judge entry."""
+
+    def __init__(self, cfg: JudgeConfig, timeout: float) -> None:
+        from openai import AsyncOpenAI  # imported on first use: a cached re-run never needs it
+
+        self.cfg = cfg
+        self.timeout = timeout
+        self.json_mode = True
+        self._clients = [
+            AsyncOpenAI(api_key=key, base_url=cfg.base_url, max_retries=0, timeout=timeout)
+            for key in cfg.api_keys
+        ]
+        self._turn = itertools.cycle(self._clients)
+
+    def scrub(self, text: str) -> str:
+        """text with every API key of this judge replaced."""
+        for key in self.cfg.api_keys:
+            if key:
+                text = text.replace(key, "[REDACTED]")
+        return text
+
+    async def complete(self, system: str, user: str) -> Completion:
+        """One call; JudgeCallError on anything but a reply."""
+        import openai
+
+        json_mode = self.json_mode  # this call's, even if another call turns it off meanwhile
+        kw = call_params(self.cfg, system, user, json_mode)
+        client = next(self._turn)
+        start = time.monotonic()
+        try:
+            # client.post, the SDK's documented way to send a body as is: create() would walk
+            # the body against its TypedDicts first, ~2 ms of CPU per call at 160 calls/s.
+            path = "/responses" if self.cfg.endpoint == "responses" else "/chat/completions"
+            data: Any = await client.post(path, cast_to=object, body=kw)
+            text, tokens = _reply_text(data, self.cfg.endpoint)
+        except openai.RateLimitError as e:
+            raise JudgeCallError(
+                "rate_limited", "HTTP 429 rate limited", retry_after(e.response.headers)
+            ) from None
+        except openai.BadRequestError as e:
+            message = self.scrub(str(e.message))
+            if json_mode and ("response_format" in message or e.param == "response_format"):
+                raise JudgeCallError("format", f"HTTP 400: {message[:300]}") from None
+            raise JudgeCallError("permanent", f"HTTP 400: {message[:300]}") from None
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
+            raise JudgeCallError(
+                "fatal",
+                f"the judge refused the API key of {self.cfg.name} (HTTP {e.status_code}, "
+                f"{self.cfg.source}): {self.scrub(str(e.message))[:200]}",
+            ) from None
+        except openai.NotFoundError as e:
+            raise JudgeCallError(
+                "fatal",
+                f"the judge endpoint {self.cfg.base_url} has no model {self.cfg.name!r} or no "
+                f"{self.cfg.endpoint} API (HTTP 404): {self.scrub(str(e.message))[:200]}",
+            ) from None
+        except openai.APIStatusError as e:
+            kind = (
+                "transient" if e.status_code >= 500 or e.status_code in (408, 409) else "permanent"
+            )
+            raise JudgeCallError(
+                kind, f"HTTP {e.status_code}: {self.scrub(str(e.message))[:300]}"
+            ) from None
+        except openai.APITimeoutError:
+            raise JudgeCallError("transient", f"timed out after {self.timeout:g} s") from None
+        except openai.APIConnectionError as e:
+            raise JudgeCallError("transient", f"connection failed: {self.scrub(str(e))}") from None
+        except (openai.APIResponseValidationError, ValueError, TypeError, KeyError) as e:
+            raise JudgeCallError("transient", f"unreadable reply: {self.scrub(str(e))}") from None
+        return Completion(
+            text if isinstance(text, str) else None,
+            int(tokens[0] or 0),
+            int(tokens[1] or 0),
+            time.monotonic() - start,
+        )
+
+    async def close(self) -> None:
+        for client in self._clients:
+            await client.close()
+
+
+__all__ = ["OFF", "Completion", "JudgeCallError", "JudgeClient", "call_params", "retry_after"]

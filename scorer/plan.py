@@ -1,0 +1,201 @@
+"""Per-run planning: Stage 1, the re-check, the task behind the run, and what the judge must do.
+
+For each rubric a credited run either reuses a verdict (our judge file with the same cache key
+and a non-null match, or a reference prior) or needs a judge call. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proxy_addon.tasks import Task
+from scorer.cache import cache_key, our_judge_path, read_prior, read_record
+from scorer.corpus import Corpus, CorpusTask
+from scorer.engine import JudgeJob
+from scorer.models_config import JudgeConfig
+from scorer.outcome import Outcome, RubricVerdict, Stage1, result_category, stage1
+from scorer.prompts import request_dump
+from scorer.recheck import SKIPPED, recheck
+from scorer.runs import RunRecord
+
+
+@dataclass
+class JudgeSpec:
+    """The judge settings every plan shares."""
+
+    config: JudgeConfig
+    rubrics: tuple[str, ...]
+    versions: dict[str, str]
+    force: bool = False
+    dump_limit: int = 4096
+
+
+@dataclass
+class Pending:
+    """One judge call a run still needs, with what its judge file will record."""
+
+    job: JudgeJob
+    cache_key: str
+    truncated: bool
+
+
+@dataclass
+class Plan:
+    rec: RunRecord
+    outcome: Outcome
+    pending: dict[str, Pending] = field(default_factory=dict)
+
+
+def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
+    meta = rec.meta
+    if meta is not None:
+        return corpus.find(meta.test_case, meta.task_json_sha256)
+    # run-meta.json is unreadable: the reference names run dirs <harness>-<case>-<model>-<ts>
+    hits = [slug for slug in corpus.tasks if f"-{slug}-" in f"-{rec.dir.name}-"]
+    return corpus.tasks[max(hits, key=len)] if hits else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """What decides which task a run counts for, and whether it is the newest of its task."""
+
+    run_dir: Path
+    model: str | None
+    harness: str | None
+    test_case: str | None
+    timestamp: str | None
+    corpus_slug: str | None
+
+
+def run_key(rec: RunRecord, corpus: Corpus | None) -> RunKey:
+    """The key of a record read by load_meta (run-meta.json only)."""
+    meta = rec.meta
+    found = _corpus_task(rec, corpus) if corpus is not None else None
+    return RunKey(
+        rec.dir,
+        meta.model if meta else None,
+        meta.harness if meta else None,
+        meta.test_case if meta else None,
+        meta.timestamp if meta else None,
+        found.slug if found else None,
+    )
+
+
+def _new_outcome(rec: RunRecord, stage: Stage1) -> Outcome:
+    meta = rec.meta
+    return Outcome(
+        run_dir=rec.dir,
+        test_case=meta.test_case if meta else None,
+        task_id=meta.task_id if meta else None,
+        model=meta.model if meta else None,
+        harness=meta.harness if meta else None,
+        timestamp=meta.timestamp if meta else None,
+        duration_s=meta.duration_seconds if meta else None,
+        stage=stage,
+        credited=stage.intercepted,
+        notes=list(rec.notes),
+    )
+
+
+def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enforce: bool) -> Plan:
+    """Everything about one run short of calling the judge."""
+    stage = stage1(rec)
+    out = _new_outcome(rec, stage)
+    task: Task | None = rec.task
+    if corpus is not None:
+        found = _corpus_task(rec, corpus)
+        out.corpus_slug = found.slug if found else None
+        if found is not None:
+            task = found.task
+            sha = rec.meta.task_json_sha256 if rec.meta else None
+            if sha and sha != found.sha256:
+                out.notes.append(f"the corpus task {found.slug} changed since this run")
+    meta = rec.meta
+    if meta is not None and meta.intercepted != stage.intercepted and not stage.infra:
+        out.notes.append(
+            f"run-meta.json said intercepted={meta.intercepted}; data/interception.json says "
+            f"{stage.intercepted}"
+        )
+    request = rec.request
+    if stage.intercepted and request is not None:
+        out.recheck = recheck(request, task.eval_schema) if task is not None else SKIPPED
+        if enforce and out.recheck.status == "fail":
+            out.credited = False
+            out.notes.append("Stage-1 credit withdrawn: the re-check failed (--enforce-recheck)")
+    plan = Plan(rec, out)
+    if judge is None or not out.credited or request is None:
+        return plan
+    instruction = (meta.instruction if meta else None) or (task.instruction if task else "") or ""
+    context = (
+        task.judge_context.model_dump(exclude_none=True) if task and task.judge_context else None
+    )
+    dump = request_dump(request, judge.dump_limit)
+    for rubric in judge.rubrics:
+        key = cache_key(
+            judge.config, rubric, judge.versions[rubric], instruction, dump.text, context
+        )
+        if not judge.force:
+            record, why = read_record(our_judge_path(rec.dir, rubric))
+            if why:
+                out.notes.append(why)
+            if record is not None and record.cache_key == key and record.match is not None:
+                out.verdicts[rubric] = RubricVerdict(
+                    record.match,
+                    record.reason,
+                    "judge",
+                    record.error,
+                    record.usage.input_tokens,
+                    record.usage.output_tokens,
+                    cached=True,
+                )
+                continue
+            prior = read_prior(rec.dir, rubric, rec.meta_raw, judge.config.name)
+            if prior is not None:
+                out.verdicts[rubric] = RubricVerdict(prior.match, prior.reason, prior.source)
+                continue
+        job = JudgeJob((id(plan), rubric), rubric, instruction, dump.text, context)
+        plan.pending[rubric] = Pending(job, key, dump.truncated)
+    return plan
+
+
+def finish(out: Outcome) -> None:
+    """Set result_category and final_pass from what the outcome now holds."""
+    primary = out.primary
+    stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
+    out.result_category, out.final_pass = result_category(
+        stage, primary is not None, primary.match if primary else None
+    )
+
+
+def meta_updates(plan: Plan) -> dict[str, Any] | None:
+    """The scorer's keys for run-meta.json, or None when it cannot be rewritten."""
+    raw = plan.rec.meta_raw
+    if raw is None:
+        return None
+    out = plan.outcome
+    primary = out.primary
+    updates: dict[str, Any] = {
+        "intercepted": out.credited,
+        "result_category": out.result_category,
+        "judge_match": primary.match if primary else None,
+        "final_pass": out.final_pass,
+    }
+    if "runner_category" not in raw:
+        updates["runner_category"] = raw.get("result_category")
+    if out.stage.reference_category:
+        updates["reference_category"] = out.stage.reference_category
+    return updates
+
+
+__all__ = [
+    "JudgeSpec",
+    "Pending",
+    "Plan",
+    "RunKey",
+    "finish",
+    "meta_updates",
+    "plan_run",
+    "run_key",
+]

@@ -1,0 +1,50 @@
+"""Which code produced a summary: our package version, mitmproxy's, and the git SHA when known."""
+
+from __future__ import annotations
+
+import functools
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def git_sha(root: Path = _CHECKOUT) -> str | None:
+    """HEAD's commit of the checkout we run from, read from .git (no git process), else None."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head or None
+        ref = head[5:]
+        loose = git / ref
+        if loose.is_file():
+            return loose.read_text().strip() or None
+        for line in (git / "packed-refs").read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        return None
+    return None
+
+
+@functools.cache
+def provenance() -> dict[str, str | None]:
+    """{package_version, mitmproxy_version, git_sha}: each None when it cannot be known."""
+    return {
+        "package": "clawbench-intercept",
+        "package_version": _version("clawbench-intercept"),
+        "mitmproxy_version": _version("mitmproxy"),
+        "git_sha": git_sha(),
+    }
+
+
+__all__ = ["git_sha", "provenance"]

@@ -1,0 +1,144 @@
+"""What clawbench-score shows: a rich table per batch, and a progress bar while judging.
+
+Tables are drawn from the summary as written to rescore-summary.json (a plain dict), so a re-run
+answered from the score index shows exactly what a full scoring shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass
+class Shown:
+    """One batch to show: where, its summary (as in the file), and what happened to the file."""
+
+    path: str
+    summary: dict[str, Any]
+    file_note: str | None  # None for a single run (no summary file)
+
+
+class ProgressReporter:
+    """A rich progress bar on the given console (stderr), with verdict tallies."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress: Any = None
+        self.task: Any = None
+        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+
+    def queued(self, n: int) -> None:
+        if self.progress is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("judging"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.task = self.progress.add_task("judge", total=0, tally="")
+            self.progress.start()
+        self.progress.update(self.task, total=self.progress.tasks[0].total + n)
+
+    def judged(self, result: Any) -> None:
+        self.tally[result.verdict.match] += 1
+        t = self.tally
+        tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
+        self.progress.update(self.task, advance=1, tally=tally)
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+_METRICS = (
+    ("N", "n_total"),
+    ("intercepted (Stage 1)", "n_intercepted"),
+    ("passed", "n_passed"),
+    ("judge mismatch", "n_judge_mismatch"),
+    ("judge error", "n_judge_error"),
+    ("not judged", "n_unjudged"),
+    ("not intercepted", "n_model_not_intercepted"),
+    ("infra failure", "n_infra_failure"),
+    ("missing", "n_missing"),
+    ("extra (not in N)", "n_extra"),
+    ("re-runs (not counted)", "n_rerun"),
+    ("re-check failed", "n_recheck_failed"),
+)
+
+
+def summary_table(summary: dict[str, Any], title: str) -> Table:
+    """Metrics down, one column per (model, harness), and a total column when there are several."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]
+    if len(columns) > 1:
+        columns.append(("all", summary))
+    for header, _ in columns:
+        table.add_column(header, justify="right", overflow="fold")
+    for label, key in _METRICS:
+        table.add_row(label, *(str(c.get(key, 0)) for _, c in columns))
+    table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
+    table.add_row("pass rate", *(_pct(c["pass_rate_with_judge"]) for _, c in columns), style="bold")
+    return table
+
+
+def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
+    out = []
+    for t in summary.get("tasks", []):
+        if t["status"] != "counted":
+            continue
+        problem = t.get("infra_reason")
+        if not problem and t.get("result_category") == "judge_error":
+            problem = f"judge error: {t.get('judge_error')}"
+        recheck = t.get("recheck") or {}
+        if not problem and recheck.get("status") == "fail":
+            problem = "re-check failed: " + "; ".join(recheck.get("reasons", []))
+        if problem:
+            out.append(f"{t['result_category']} {t['run_dir']}: {problem}")
+    if len(out) > limit:
+        out = [*out[:limit], f"... and {len(out) - limit} more (see tasks[] in the summary)"]
+    return out
+
+
+def print_batches(batches: list[Shown], console: Console) -> None:
+    """Per batch: the table, the judge line, the runs worth a look."""
+    for b in batches:
+        s = b.summary
+        title = b.path if b.file_note is None else f"{b.path}  ({b.file_note})"
+        console.print(summary_table(s, title))
+        if s.get("judge_model"):
+            tokens = s.get("tokens", {})
+            console.print(
+                f"judge {s['judge_model']}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
+                f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
+                highlight=False,
+            )
+        else:
+            console.print(
+                "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
+                highlight=False,
+            )
+        for line in _problems(s):
+            console.print(f"  {line}", highlight=False, markup=False)
+
+
+__all__ = ["ProgressReporter", "Shown", "print_batches", "summary_table"]
