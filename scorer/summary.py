@@ -217,7 +217,7 @@ def counted_runs[K: Keyed](outcomes: Sequence[K], corpus_given: bool) -> list[K]
 
 
 def _rate(n: int, total: int) -> float:
-    return round(n / total, 6) if total else 0.0
+    return n / total if total else 0.0
 
 
 def _count(counted: list[Outcome], c: Counts, judged: bool) -> None:
@@ -337,7 +337,7 @@ def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Su
         setattr(summary, f"n_mismatch_{rubric}", mismatch)
         setattr(summary, f"n_judge_err_{rubric}", len(credited) - match - mismatch)
         setattr(summary, f"reward_pct_{rubric}", _rate(match, summary.n_total))
-    for o in counted_all:
+    for o in outcomes:  # every verdict cost tokens, counted or not
         for v in o.verdicts.values():
             summary.tokens.input_tokens += v.input_tokens
             summary.tokens.output_tokens += v.output_tokens

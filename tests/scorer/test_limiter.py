@@ -1,0 +1,104 @@
+"""AIMD concurrency (SPEC section 6): halve on 429 once per window, +1 per success, FIFO slots."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from scorer.limiter import AimdLimiter
+
+
+def test_starts_at_the_cap_and_never_grows_past_it() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(4)
+        starts = [await lim.acquire() for _ in range(4)]
+        assert lim.in_flight == 4 and lim.slots == 4
+        for _ in starts:
+            lim.success(0.2)
+        assert lim.limit == 4 and lim.in_flight == 0
+
+    asyncio.run(go())
+
+
+def test_a_burst_of_429s_halves_once_then_successes_climb_back() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(32)
+        starts = [await lim.acquire() for _ in range(32)]
+        for started in starts[:24]:  # one burst: every call started before the first cut
+            lim.throttled(started, 1.0)
+        assert lim.limit == 16 and lim.cuts == 1 and lim.throttles == 24
+        later = await lim.acquire()  # started after the cut: its 429 cuts again
+        lim.throttled(later, 1.0)
+        assert lim.limit == 8 and lim.cuts == 2
+        assert lim.threshold == pytest.approx(8.0)  # min(limit 16, in flight 9) - 1
+        for _ in range(8):
+            lim.success(0.2)
+        assert lim.limit == 8  # back at the level the judge carried, not above
+        lim.threshold = 4
+        lim.limit = 2
+        lim.success(0.2)
+        lim.success(0.2)
+        assert lim.limit == 4  # +1 per success up to the threshold
+
+    asyncio.run(go())
+
+
+def test_never_below_one_slot() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(2)
+        for _ in range(6):
+            started = await lim.acquire()
+            lim._last_cut = float("-inf")  # every 429 its own window
+            lim.throttled(started, 0.1)
+        assert lim.limit == 1 and lim.slots == 1
+
+    asyncio.run(go())
+
+
+def test_waiters_get_slots_in_order_and_a_cut_holds_new_starts() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(2)
+        order: list[int] = []
+        first = [await lim.acquire(), await lim.acquire()]
+
+        async def worker(i: int) -> None:
+            await lim.acquire()
+            order.append(i)
+
+        tasks = [asyncio.create_task(worker(i)) for i in range(3)]
+        await asyncio.sleep(0)
+        assert lim.waiting == 3
+        lim.throttled(first[0], 1.0)  # limit 2 → 1: the freed slot stays free (1 in flight)
+        await asyncio.sleep(0)
+        assert order == [] and lim.in_flight == 1
+        lim.success(0.1)  # in flight 0, limit 1 → threshold... one waiter may start
+        await asyncio.sleep(0)
+        assert order == [0]
+        lim.failed()
+        await asyncio.sleep(0)
+        assert order == [0, 1]
+        for t in tasks:
+            t.cancel()
+
+    asyncio.run(go())
+
+
+def test_a_cancelled_waiter_gives_back_nothing_it_did_not_get() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(1)
+        await lim.acquire()
+        task = asyncio.create_task(lim.acquire())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert lim.waiting == 0 and lim.in_flight == 1
+        lim.success(0.1)
+        assert lim.in_flight == 0
+        t0 = time.monotonic()
+        await lim.acquire()
+        assert time.monotonic() - t0 < 0.1
+
+    asyncio.run(go())
