@@ -63,26 +63,25 @@ def snapshot_paths(
     batch_dirs: Iterable[Path],
     extra: Iterable[Path | None] = (),
 ) -> list[str]:
-    """Every path whose stat the index keeps (existing files only; directories always)."""
-    paths: set[str] = {str(root)}
+    """Every path whose stat the index keeps (missing files too: their creation changes a dir)."""
+    top = str(root)
+    paths: set[str] = {top}
+    join = os.path.join
     for run in run_dirs:
-        parent = run.parent
-        while parent != root and root in parent.parents:
-            paths.add(str(parent))
-            parent = parent.parent
-        paths.add(str(run))
-        paths.add(str(run / "data"))
-        for name in _RUN_FILES:
-            paths.add(str(run / name))
-        for name in _DATA_FILES:
-            paths.add(str(run / "data" / name))
+        run_s = str(run)
+        parent = os.path.dirname(run_s)
+        while parent.startswith(top) and len(parent) > len(top):  # dirs between root and run
+            paths.add(parent)
+            parent = os.path.dirname(parent)
+        data = join(run_s, "data")
+        paths.add(run_s)
+        paths.add(data)
+        paths.update(join(run_s, name) for name in _RUN_FILES)
+        paths.update(join(data, name) for name in _DATA_FILES)
     for batch in batch_dirs:
-        paths.add(str(batch))
-        paths.add(str(batch / "rescore-summary.json"))
-        paths.add(str(batch / "batch-summary.json"))
-    for path in extra:
-        if path is not None:
-            paths.add(str(path))
+        b = str(batch)
+        paths.update((b, join(b, "rescore-summary.json"), join(b, "batch-summary.json")))
+    paths.update(str(p) for p in extra if p is not None)
     paths.update(_code_files())
     return sorted(paths)
 
