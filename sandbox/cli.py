@@ -51,6 +51,19 @@ def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[
     return out
 
 
+def _mitm_options(values: Sequence[str]) -> dict[str, str | list[str]]:
+    """--mitm-set K=V ...; a key given twice becomes a list (mitmproxy's sequence options)."""
+    out: dict[str, str | list[str]] = {}
+    for item in values:
+        key, value = next(iter(_pairs([item], "--mitm-set").items()))
+        if key in out:
+            prior = out[key]
+            out[key] = [*([prior] if isinstance(prior, str) else prior), value]
+        else:
+            out[key] = value
+    return out
+
+
 def _agent(args: argparse.Namespace) -> AgentChoice:
     if args.agent_cmd is not None:
         if args.script is not None:
@@ -84,7 +97,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         env=_pairs(args.env, "--env", from_env=True),
         network=args.network,
         upstream_ca=args.upstream_ca,
-        mitm_options=_pairs(args.mitm_set, "--mitm-set"),
+        mitm_options=_mitm_options(args.mitm_set),
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )

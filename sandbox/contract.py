@@ -70,7 +70,8 @@ class ContainerConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     submit_page: bool = False
     upstream_ca: bool = False
-    mitm_options: dict[str, str] = Field(default_factory=dict)
+    mitm_options: dict[str, str | list[str]] = Field(default_factory=dict)
+    """Extra `--set KEY=VALUE` for mitmdump; a list repeats the option (clawbench_route)."""
 
 
 class Timings(BaseModel):

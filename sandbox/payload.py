@@ -72,7 +72,7 @@ def container_files(
     agent: AgentChoice,
     env: dict[str, str],
     upstream_ca: Path | None,
-    mitm_options: dict[str, str],
+    mitm_options: dict[str, str | list[str]],
     stop_grace_s: float,
     proxy_ready_timeout_s: float,
 ) -> list[FileEntry]:

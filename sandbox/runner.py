@@ -51,7 +51,7 @@ class RunRequest:
     env: dict[str, str] = field(default_factory=dict)
     network: str | None = None
     upstream_ca: Path | None = None
-    mitm_options: dict[str, str] = field(default_factory=dict)
+    mitm_options: dict[str, str | list[str]] = field(default_factory=dict)
     stop_grace_s: float = 10
     proxy_ready_timeout_s: float = 60
     labels: dict[str, str] = field(default_factory=dict)

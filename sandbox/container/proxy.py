@@ -48,12 +48,14 @@ def tail(path: Path, lines: int = 8) -> str:
     return " | ".join(text[-lines:]) or "(empty log)"
 
 
-def mitmdump_argv(*, ipv6: bool, upstream_ca: bool, options: Mapping[str, str]) -> list[str]:
+def mitmdump_argv(
+    *, ipv6: bool, upstream_ca: bool, options: Mapping[str, str | list[str]]
+) -> list[str]:
     """The mitmdump command: the addon, the listeners, our options, then the user's --mitm-set."""
     modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
     if ipv6:
         modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
-    settings = {
+    settings: dict[str, str | list[str]] = {
         "flow_detail": "0",
         "confdir": CONF_DIR,
         "clawbench_task": TASK_FILE,
@@ -67,7 +69,8 @@ def mitmdump_argv(*, ipv6: bool, upstream_ca: bool, options: Mapping[str, str]) 
     for mode in modes:
         argv += ["--mode", mode]
     for key, value in settings.items():
-        argv += ["--set", f"{key}={value}"]
+        for one in [value] if isinstance(value, str) else value:
+            argv += ["--set", f"{key}={one}"]
     return argv
 
 

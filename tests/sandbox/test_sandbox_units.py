@@ -452,7 +452,9 @@ def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None
 
 @pytest.mark.parametrize(("ipv6", "upstream_ca"), [(False, False), (True, True)])
 def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, upstream_ca) -> None:
-    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options={"flow_detail": "2"})
+    routes = ["a.test=http://10.0.0.1:80", "b.test=http://10.0.0.2:80"]
+    options = {"flow_detail": "2", "clawbench_route": routes}
+    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options=options)
     modes = [argv[i + 1] for i, a in enumerate(argv) if a == "--mode"]
     expected = ["regular@127.0.0.1:8080", "transparent@127.0.0.1:8081"]
     assert modes == expected + (["transparent@::1:8081"] if ipv6 else [])
@@ -461,6 +463,9 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
     assert ("ssl_verify_upstream_trusted_ca=/clawbench/upstream-ca.pem" in sets) == upstream_ca
     assert not any(s.startswith("ssl_insecure") for s in sets)
     assert "flow_detail=2" in sets and "flow_detail=0" not in sets  # --mitm-set wins
+    assert [s for s in sets if s.startswith("clawbench_route=")] == [
+        f"clawbench_route={r}" for r in routes
+    ]
     assert argv[1:5] == ["-s", str(ADDON), "-s", str(RAWGUARD)]
 
 
@@ -493,3 +498,12 @@ def test_rawguard_refuses_non_http_streams_and_keeps_http(tmp_path: Path) -> Non
     finally:
         up.close()
         raw_server.close()
+
+
+def test_mitm_set_repeated_key_becomes_a_list() -> None:
+    from sandbox.cli import _mitm_options
+
+    assert _mitm_options(["a=1", "r=x=http://h:1", "r=y=http://h:2"]) == {
+        "a": "1",
+        "r": ["x=http://h:1", "y=http://h:2"],
+    }
