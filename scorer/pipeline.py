@@ -10,7 +10,7 @@ last. An interrupted batch resumes from its judge files.
 from __future__ import annotations
 
 import asyncio
-import importlib
+import gc
 import json
 import threading
 from collections.abc import Mapping
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorer import index
+from scorer import index, preload
 from scorer.corpus import Corpus, load_corpus
 from scorer.discover import Batch, find_batches
 from scorer.engine import Engine, EngineStats, JudgeJob, JudgeResult
@@ -28,18 +28,11 @@ from scorer.plan import JudgeSpec, Plan, finish, plan_run, run_key
 from scorer.prompts import DUMP_LIMIT, prompt_version
 from scorer.provenance import provenance
 from scorer.runs import RunRecord, load_data, load_meta
-from scorer.store import (
-    Writer,
-    judge_record,
-    meta_changed,
-    save_meta,
-    save_verdict,
-    write_if_changed,
-)
+from scorer.store import Writer, judge_record, meta_file, verdict_file, write_if_changed
 from scorer.summary import Options, Summary, counted_runs, summarize
 
 RUBRIC_SETS = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
-_YIELD_EVERY = 16  # runs planned between two turns of the event loop
+_YIELD_EVERY = 4  # runs planned between two turns of the event loop (a few ms)
 
 
 @dataclass
@@ -92,20 +85,6 @@ class ScoreResult:
     pending_left: int = 0  # verdicts a re-run would still ask for (errors, --limit)
     write_errors: list[str] = field(default_factory=list)
     swept: int = 0
-
-
-def _preimport_openai() -> threading.Event:
-    # The openai package takes most of a second to import: start while the runs are read.
-    done = threading.Event()
-
-    def load() -> None:
-        try:
-            importlib.import_module("openai")
-        finally:
-            done.set()
-
-    threading.Thread(target=load, daemon=True).start()
-    return done
 
 
 def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -> str | None:
@@ -161,7 +140,7 @@ class _Session:
         limit = self.opts.limit
         if plan.pending and counted and (limit is None or self.judged_runs < limit):
             if self.imported is None:
-                self.imported = _preimport_openai()
+                self.imported = preload.start()
             self.judged_runs += 1
             self.plans[id(plan)] = plan
             jobs = [p.job for p in plan.pending.values()]
@@ -177,8 +156,7 @@ class _Session:
                 self.result.pending_left += len(plan.pending)  # left by --limit
             plan.pending.clear()  # or a superseded re-run, or a task outside the corpus
             finish(plan.outcome)
-            if meta_changed(plan):
-                self.writer.submit(save_meta, self.writer, plan)
+            self.writer.write(meta_file(plan))
         return plan
 
     def on_result(self, res: JudgeResult) -> None:
@@ -191,10 +169,11 @@ class _Session:
         )
         if v.match is None:
             self.result.pending_left += 1  # a re-run asks again
-        last = not plan.pending
-        if last:
+        files = verdict_file(record, plan)
+        if not plan.pending:
             finish(plan.outcome)
-        self.writer.submit(save_verdict, self.writer, plan, record, last)
+            files += meta_file(plan)
+        self.writer.write(files)
         self.reporter.judged(res)
 
     def start_engine(self) -> None:
@@ -202,6 +181,9 @@ class _Session:
 
         assert self.spec is not None
         client = JudgeClient(self.spec.config, self.opts.timeout)
+        # Everything imported so far (openai's thousand classes) lives as long as the process:
+        # out of the collector's sight, collections during the batch and at exit stay short.
+        gc.freeze()
         self.engine = Engine(
             client,
             self.opts.concurrency,
@@ -224,7 +206,11 @@ class _Session:
                 plans = []
                 for i, rec in enumerate(recs):
                     plans.append(self.plan(rec, rec.dir in counted))
-                    if self.engine is None and self.imported and self.imported.is_set():
+                    if self.engine is None and self.backlog:
+                        # The first call waits for the openai import only: reading the rest of
+                        # the batch now would just delay it; it runs while the calls are out.
+                        assert self.imported is not None
+                        await asyncio.to_thread(self.imported.wait)
                         self.start_engine()
                     if i % _YIELD_EVERY == _YIELD_EVERY - 1:
                         await asyncio.sleep(0)

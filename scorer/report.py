@@ -7,10 +7,11 @@ answered from the score index shows exactly what a full scoring shows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:  # rich is imported when something is drawn, not when a summary is read
+    from rich.console import Console
+    from rich.table import Table
 
 
 @dataclass
@@ -87,6 +88,8 @@ _METRICS = (
 
 def summary_table(summary: dict[str, Any], title: str) -> Table:
     """Metrics down, one column per (model, harness), and a total column when there are several."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     table.add_column("")
     columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]

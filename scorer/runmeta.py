@@ -92,19 +92,25 @@ SCORER_KEYS = (
 """The run-meta.json keys clawbench-score writes; every other key is the runner's."""
 
 
-def update_run_meta(
-    path: str | os.PathLike[str], raw: dict[str, Any], updates: Mapping[str, Any]
-) -> bool:
-    """Merge the scorer's keys into run-meta.json as read (other keys kept verbatim, in order).
-
-    Writes atomically and only when something changed; returns whether it wrote.
-    """
+def merged_run_meta(raw: dict[str, Any], updates: Mapping[str, Any]) -> dict[str, Any] | None:
+    """run-meta.json as read with the scorer's keys merged in (other keys kept verbatim, in
+    order), validated; None when nothing would change."""
     unknown = set(updates) - set(SCORER_KEYS)
     if unknown:
         raise ValueError(f"not scorer keys of run-meta.json: {sorted(unknown)}")
     merged = {**raw, **updates}
     if merged == raw:
-        return False
+        return None
     RunMeta.model_validate(merged)  # what we write must still read back
+    return merged
+
+
+def update_run_meta(
+    path: str | os.PathLike[str], raw: dict[str, Any], updates: Mapping[str, Any]
+) -> bool:
+    """Merge the scorer's keys into run-meta.json atomically, only on a change; whether it wrote."""
+    merged = merged_run_meta(raw, updates)
+    if merged is None:
+        return False
     write_json_atomic(path, merged, durable=True)
     return True

@@ -1,25 +1,29 @@
-"""What the scorer writes, and how: atomically, in worker threads, only when something changed.
+"""What the scorer writes, and how: atomically, only when something changed, off the event loop.
 
-A judge file is written as soon as its verdict arrives, the run's run-meta.json right after; a
-failed write is remembered and reported, never lost. Before writing into a directory, temp files
-a killed write of ours left there are swept.
+The JSON is serialised on the caller's thread (the event loop, between judge calls); a writer
+thread only writes the bytes, fdatasyncs and renames, which hold the GIL for microseconds, so the
+loop is never kept waiting for a response's turn. A judge file is written as soon as its verdict
+arrives, the run's run-meta.json in the same job right after; a failed write is remembered and
+reported, never lost. Before writing into a directory, temp files a killed write of ours left
+there are swept.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.atomic import dump_json, write_bytes_atomic, write_json_atomic
+from proxy_addon.atomic import dump_json, write_bytes_atomic
 from scorer.cache import our_judge_path
 from scorer.discover import sweep_temp_files
 from scorer.engine import JudgeResult
 from scorer.plan import JudgeSpec, Plan, meta_updates
-from scorer.runmeta import update_run_meta
+from scorer.runmeta import merged_run_meta
 from scorer.verdict import JudgeRecord, Usage
+
+Files = list[tuple[Path, bytes]]
 
 
 class Writer:
@@ -29,16 +33,23 @@ class Writer:
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="clawbench-write")
         self.errors: list[str] = []
         self.swept = 0
-        self._futures: list[Future[None]] = []
 
-    def submit(self, fn: Callable[..., None], *args: Any) -> None:
-        self._futures.append(self.pool.submit(self._guard, fn, *args))
+    def write(self, files: Files) -> None:
+        """Write these files, in order, in a writer thread."""
+        if files:
+            self.pool.submit(self._write, files)
 
-    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
-        try:
-            fn(*args)
-        except (OSError, ValueError) as e:
-            self.errors.append(str(e))
+    def _write(self, files: Files) -> None:
+        swept: set[Path] = set()
+        for path, data in files:
+            try:
+                if path.parent not in swept:
+                    swept.add(path.parent)
+                    self.swept += sweep_temp_files(path.parent)
+                write_bytes_atomic(path, data)
+            except OSError as e:
+                self.errors.append(f"{path}: {e}")
+                return  # the run-meta.json after a failed judge file would describe a lie
 
     def sweep(self, directory: Path) -> None:
         self.swept += sweep_temp_files(directory)
@@ -47,27 +58,20 @@ class Writer:
         self.pool.shutdown(wait=True)
 
 
-def meta_changed(plan: Plan) -> bool:
-    """Would run-meta.json change? Most re-runs change nothing, and then nothing is queued."""
+def meta_file(plan: Plan) -> Files:
+    """run-meta.json's new bytes, or nothing when it would not change (or cannot be rewritten)."""
     updates = meta_updates(plan)
     raw = plan.rec.meta_raw
-    return updates is not None and raw is not None and {**raw, **updates} != raw
+    if updates is None or raw is None:
+        return []
+    merged = merged_run_meta(raw, updates)
+    return [] if merged is None else [(plan.rec.dir / "run-meta.json", dump_json(merged))]
 
 
-def save_meta(writer: Writer, plan: Plan) -> None:
-    updates = meta_updates(plan)
-    if updates is None or plan.rec.meta_raw is None:
-        return
-    writer.sweep(plan.rec.dir)
-    update_run_meta(plan.rec.dir / "run-meta.json", plan.rec.meta_raw, updates)
-
-
-def save_verdict(writer: Writer, plan: Plan, record: JudgeRecord, then_meta: bool) -> None:
-    path = our_judge_path(plan.rec.dir, record.rubric)
-    writer.sweep(path.parent)
-    write_json_atomic(path, record.model_dump(mode="json"), durable=True)
-    if then_meta and meta_changed(plan):
-        save_meta(writer, plan)
+def verdict_file(record: JudgeRecord, plan: Plan) -> Files:
+    return [
+        (our_judge_path(plan.rec.dir, record.rubric), dump_json(record.model_dump(mode="json")))
+    ]
 
 
 def judge_record(spec: JudgeSpec, plan: Plan, res: JudgeResult) -> JudgeRecord:
@@ -103,11 +107,4 @@ def write_if_changed(path: Path, data: Any) -> bool:
     return True
 
 
-__all__ = [
-    "Writer",
-    "judge_record",
-    "meta_changed",
-    "save_meta",
-    "save_verdict",
-    "write_if_changed",
-]
+__all__ = ["Files", "Writer", "judge_record", "meta_file", "verdict_file", "write_if_changed"]
