@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scorer.outcome import Outcome
 
-_FORBID = ConfigDict(extra="forbid")
+_FORBID = ConfigDict(extra="forbid", defer_build=True)  # built when first used, after the calls
 
 
 class Tokens(BaseModel):

@@ -306,3 +306,23 @@ def test_the_api_key_never_appears_in_any_file_or_stream(
         if p.is_file():
             assert FAKE_KEY.encode() not in p.read_bytes(), p
     assert "[REDACTED]" in "".join(r["reason"] + (r["error"] or "") for r in judge_files(batch))
+
+
+def test_both_rubrics_strict_decides(tmp_path: Path, judge: JudgeServer) -> None:
+    def reply(call: JudgeCall) -> Reply:
+        return verdict("Rubric (lenient)" in call.system, "by rubric")
+
+    judge.script(reply)
+    batch = batch_of(tmp_path, 2)
+    assert run_cli(batch, judge, "--rubric", "both", "--progress") == 0
+    assert judge.count == 4
+    assert len(list(batch.rglob("data/judge.json"))) == 2
+    assert len(list(batch.rglob("data/judge_llm.json"))) == 2
+    s = summary(batch)
+    assert (s["n_match_strict"], s["n_match_lenient"]) == (0, 2)
+    assert s["n_judge_mismatch"] == 2 and s["n_passed"] == 0  # strict feeds final_pass
+    assert s["rubrics"] == ["strict", "lenient"] and set(s["prompt_versions"]) == {
+        "strict",
+        "lenient",
+    }
+    assert s["tasks"][0]["match_lenient"] is True and s["tasks"][0]["match_strict"] is False
