@@ -87,11 +87,14 @@ def start_proxy(
     *,
     modes: Sequence[str] = ("regular@127.0.0.1:0",),
     confdir: str | os.PathLike[str] | None = None,
-    options: Mapping[str, str] | None = None,
+    options: Mapping[str, str | Sequence[str]] | None = None,
     ready_timeout: float = 30,
     extra_args: Sequence[str] = (),
 ) -> ProxyProcess:
-    """Run `mitmdump -s proxy_addon/clawbench.py` for task into data_dir; return once ready."""
+    """Run `mitmdump -s proxy_addon/clawbench.py` for task into data_dir; return once ready.
+
+    An option given a list of strings is passed once per value (clawbench_route takes several).
+    """
     data = Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
     conf = Path(confdir) if confdir else data.parent / ".mitmproxy"
@@ -100,10 +103,15 @@ def start_proxy(
     args = [mitmdump_path(), "-q", "-s", str(ADDON)]
     for mode in modes:
         args += ["--mode", mode]
-    opts = {"clawbench_task": str(task), "clawbench_data": str(data), "confdir": str(conf)}
+    opts: dict[str, str | Sequence[str]] = {
+        "clawbench_task": str(task),
+        "clawbench_data": str(data),
+        "confdir": str(conf),
+    }
     opts.update(options or {})
     for key, value in opts.items():
-        args += ["--set", f"{key}={value}"]
+        for one in [value] if isinstance(value, str) else value:
+            args += ["--set", f"{key}={one}"]
     args += list(extra_args)
     log_path = data.parent / f"{data.name}.mitmdump.log"
     with open(log_path, "wb") as log:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import sys
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -114,6 +117,32 @@ class ProxyReady(BaseModel):
     task_sha256: str
     log_only: bool
     ready_at: float
+
+    @classmethod
+    def now(
+        cls, listen: list[str], task: Path, task_sha256: str, log_only: bool, mitmproxy: str
+    ) -> ProxyReady:
+        """This process, ready now: pid, versions (ours, mitmproxy's, Python's) and listeners."""
+        return cls(
+            pid=os.getpid(),
+            versions={
+                "clawbench-intercept": _package_version(),
+                "mitmproxy": mitmproxy,
+                "python": sys.version.split()[0],
+            },
+            listen=listen,
+            task=str(task),
+            task_sha256=task_sha256,
+            log_only=log_only,
+            ready_at=time.time(),
+        )
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("clawbench-intercept")
+    except importlib.metadata.PackageNotFoundError:  # a checkout used by path
+        return "0+checkout"
 
 
 class InterceptionView(BaseModel):

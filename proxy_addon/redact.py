@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -17,6 +18,7 @@ _URL_HEADERS = frozenset({"referer", "location", "content-location"})
 SECRET_KEY = re.compile(r"token|secret|password|passwd|csrf|session|api[-_]?key", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)  # header names repeat on every request; the proxy's hot path
 def is_secret_key(key: str) -> bool:
     """True for a header, body or query key whose value must not be written anywhere."""
     return bool(SECRET_KEY.search(key))

@@ -1,0 +1,171 @@
+"""The addon's mitmproxy options: declarations with help text, the checks mitmproxy skips, and
+what they resolve to (the task and its matcher, routes, the block response)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import exceptions, http
+
+from proxy_addon.bodies import MAX_DECODED
+from proxy_addon.matching import Matcher
+from proxy_addon.tasks import Task, TaskError, load_task, task_path
+from proxy_addon.urls import split_authority
+
+BLOCK_MODES = ("error", "respond")
+DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")
+"""mitmproxy options that let traffic reach the upstream unseen by the request hook."""
+
+_INT_OPTIONS = ("clawbench_block_status", "clawbench_max_body")
+_SINGLE_OPTIONS = (
+    "clawbench_task",
+    "clawbench_data",
+    "clawbench_block_mode",
+    "clawbench_block_body",
+    *_INT_OPTIONS,
+)
+"""Every option but clawbench_route takes one value; mitmproxy rejects a repeat by dropping us."""
+
+
+def declare_options(loader: Any) -> None:
+    """Declare every clawbench_* option with its type, default and help text."""
+    loader.add_option("clawbench_task", str, "", "Path to the task.json (or its directory).")
+    loader.add_option(
+        "clawbench_data",
+        str,
+        "",
+        "Run data directory: requests.jsonl, interception.json, .proxy-ready, "
+        ".stop-requested are written here.",
+    )
+    loader.add_option(
+        "clawbench_block_mode",
+        str,
+        "error",
+        "How a blocked client is answered: 'error' resets the connection (like the "
+        "reference's ERR_BLOCKED_BY_CLIENT); 'respond' sends clawbench_block_status.",
+        choices=list(BLOCK_MODES),
+    )
+    loader.add_option(
+        "clawbench_block_status", int, 403, "HTTP status sent in 'respond' block mode."
+    )
+    loader.add_option(
+        "clawbench_block_body",
+        str,
+        "Blocked by ClawBench: this request completes the task and was intercepted.",
+        "Response body sent in 'respond' block mode.",
+    )
+    loader.add_option(
+        "clawbench_max_body",
+        int,
+        MAX_DECODED,
+        "Largest body (bytes, after Content-Encoding) checked against a body filter; a "
+        "larger body on a matching URL and method is blocked as body_unverified.",
+    )
+    loader.add_option(
+        "clawbench_route",
+        Sequence[str],
+        [],
+        "Send requests for HOST to another upstream, HOST=http://ADDR:PORT (the demo's "
+        "reserved hosts); matching still sees the original URL.",
+    )
+
+
+def check_options(opts: Any) -> None:
+    """Raise OptionsError for settings the addon must not run with; the message names the fix."""
+    for name in DISARMING_OPTIONS:
+        if getattr(opts, name, None):
+            raise exceptions.OptionsError(
+                f"clawbench: {name} is set; it lets traffic pass unseen by the interceptor. "
+                f"Unset it."
+            )
+    if opts.clawbench_block_mode not in BLOCK_MODES:
+        raise exceptions.OptionsError(
+            f"clawbench: clawbench_block_mode must be one of {', '.join(BLOCK_MODES)}, "
+            f"got {opts.clawbench_block_mode!r}"
+        )
+    if not 200 <= opts.clawbench_block_status <= 599:
+        raise exceptions.OptionsError(
+            "clawbench: clawbench_block_status must be an HTTP status from 200 to 599, "
+            f"got {opts.clawbench_block_status}"
+        )
+    if opts.clawbench_max_body < 0:
+        raise exceptions.OptionsError("clawbench: clawbench_max_body must be >= 0")
+
+
+def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
+    """clawbench_task → (task.json path, task, compiled matcher); OptionsError names the problem."""
+    if not task_opt:
+        raise exceptions.OptionsError(
+            "clawbench: clawbench_task is not set; pass --set clawbench_task=PATH/task.json"
+        )
+    if not data_opt:
+        raise exceptions.OptionsError(
+            "clawbench: clawbench_data is not set; pass --set clawbench_data=DIR"
+        )
+    path = task_path(task_opt)
+    try:
+        task = load_task(path)
+        return path, task, Matcher(task.eval_schema)
+    except TaskError as e:
+        raise exceptions.OptionsError(f"clawbench: bad task: {e}") from e
+    except re.error as e:
+        raise exceptions.OptionsError(
+            f"clawbench: bad task: {path}: eval_schema.url_pattern does not compile: {e}"
+        ) from e
+
+
+def block_response(status: int, body: bytes, origin: str | None) -> http.Response:
+    """The answer in 'respond' block mode; CORS headers echo Origin so page scripts can read it."""
+    headers = {"content-type": "text/plain; charset=utf-8", "x-clawbench": "blocked"}
+    if origin:
+        headers["access-control-allow-origin"] = origin
+        headers["access-control-allow-credentials"] = "true"
+        headers["vary"] = "Origin"
+    return http.Response.make(status, body, headers)
+
+
+def unparsable_deferred(options: Any) -> list[str]:
+    """Drop `--set` values of our options that mitmproxy would fail on; one message for each."""
+    problems = []
+    for name in _SINGLE_OPTIONS:
+        value = options.deferred.get(name)
+        # --set leaves a list of strings in .val; a config file leaves the typed value.
+        raw = getattr(value, "val", value)
+        if value is None or not isinstance(raw, list):
+            continue
+        if len(raw) != 1:
+            problems.append(f"clawbench: {name} is given {len(raw)} times; give it once")
+        elif name in _INT_OPTIONS and not raw[0].strip().lstrip("-").isdigit():
+            problems.append(f"clawbench: {name}={raw[0]!r} is not an integer")
+        else:
+            continue
+        del options.deferred[name]
+    return problems
+
+
+def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+    """HOST=http://ADDR:PORT specs → {host: (scheme, addr, port)}; ValueError names a bad one."""
+    routes: dict[str, tuple[str, str, int]] = {}
+    for spec in specs:
+        host, sep, target = spec.partition("=")
+        scheme, sep2, authority = target.partition("://")
+        addr, port = split_authority(authority.rstrip("/"))
+        if not sep or not sep2 or scheme not in ("http", "https") or port is None or not addr:
+            raise ValueError(f"clawbench_route {spec!r}: use HOST=http://ADDR:PORT")
+        routes[host.strip().lower().rstrip(".")] = (scheme, addr, port)
+    return routes
+
+
+__all__ = [
+    "BLOCK_MODES",
+    "DISARMING_OPTIONS",
+    "block_response",
+    "check_options",
+    "declare_options",
+    "parse_routes",
+    "resolve_task",
+    "unparsable_deferred",
+]

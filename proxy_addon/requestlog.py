@@ -1,0 +1,220 @@
+"""What the addon writes about one request: its requests.jsonl line and its interception record.
+
+Pure functions over plain values, so the hot path (every request through the proxy) costs one
+pass over the headers, one redaction and one json.dumps; tests validate the lines against
+RequestLogEntry and the record against Interception.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from proxy_addon.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
+from proxy_addon.matching import MatchResult
+from proxy_addon.records import InterceptedRequest, Interception
+from proxy_addon.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.urls import DEFAULT_PORTS, build_url, canonical_host, request_url, split_authority
+
+_CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
+"""A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def candidate_urls(
+    scheme: str, host_header: str | None, host: str, port: int, target: str
+) -> tuple[str, ...]:
+    """The URLs a request is matched as: by Host/:authority first (SPEC 3), then by the host
+    the proxy connects to when that is a different name, so a forged Host cannot slip past."""
+    primary = request_url(scheme, host_header, host, port, target)
+    if not host_header or not host:
+        return (primary,)
+    name, given_port = split_authority(host_header)
+    same_port = (given_port or DEFAULT_PORTS.get(scheme.lower())) == port
+    if (same_port and canonical_host(name) == canonical_host(host)) or _is_ip(host):
+        return (primary,)
+    other = build_url(scheme, host, port, target)
+    return (primary,) if other == primary else (primary, other)
+
+
+_WANTED_LENGTHS = frozenset(len(n) for n in ("content-type", "content-encoding", "upgrade"))
+
+
+@dataclass(frozen=True, slots=True)
+class SeenRequest:
+    """One request as it goes to disk: secrets redacted once, shared by the log and the record.
+
+    content_type and content_encoding are as the request carries them (for the body parser);
+    writers pass them through printable().
+    """
+
+    url: str
+    method: str
+    headers: dict[str, str]
+    query: dict[str, Any]
+    content_type: str | None
+    content_encoding: str | None
+    websocket: bool
+    http_version: str
+    body_size: int
+
+
+def printable(text: str) -> str:
+    """Bytes that are not UTF-8 (surrogate-escaped by mitmproxy) as \\xNN: valid on disk."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def see_request(
+    url: str,
+    method: str,
+    fields: Iterable[tuple[bytes, bytes]],
+    http_version: str,
+    body_size: int,
+) -> SeenRequest:
+    """Decode the header fields once (as mitmproxy does), pick what matching needs, redact."""
+    pairs = [
+        (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape"))
+        for k, v in fields
+    ]
+    content_type = content_encoding = upgrade = None
+    for name, value in pairs:
+        if len(name) not in _WANTED_LENGTHS:  # most headers: skip the lower()
+            continue
+        lower = name.lower()
+        # Repeats are joined with ", " as mitmproxy's Headers.get() does.
+        if lower == "content-type":
+            content_type = value if content_type is None else f"{content_type}, {value}"
+        elif lower == "content-encoding":
+            content_encoding = value if content_encoding is None else f"{content_encoding}, {value}"
+        elif lower == "upgrade":
+            upgrade = value
+    url = printable(url)
+    headers = redact_headers(pairs)
+    if not all(k.isascii() and v.isascii() for k, v in headers.items()):
+        headers = {printable(k): printable(v) for k, v in headers.items()}
+    _, sep, query = url.partition("?")
+    return SeenRequest(
+        url=redact_url(url),
+        method=method,
+        headers=headers,
+        query=redact_fields(parse_query(query.partition("#")[0])) if sep else {},
+        content_type=content_type,
+        content_encoding=content_encoding,
+        websocket=upgrade is not None and upgrade.strip().lower() == "websocket",
+        http_version=http_version,
+        body_size=body_size,
+    )
+
+
+def with_url(seen: SeenRequest, url: str) -> SeenRequest:
+    """The same request recorded under another candidate URL (same target, other host)."""
+    return replace(seen, url=redact_url(printable(url)))
+
+
+def log_body(parsed: ParsedBody | None, size: int) -> Any:
+    """The body as requests.jsonl keeps it: parsed, secrets redacted, capped."""
+    if not size:
+        return None
+    if parsed is None:
+        return f"[{size} bytes, not parsed for the log]"
+    if parsed.error:
+        return f"[unevaluable: {parsed.error}]"
+    value = redact_fields(parsed.value)
+    if size > _CHECK_CAP_ABOVE and isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > RAW_TEXT_CAP:
+            return f"{text[:RAW_TEXT_CAP]}...[truncated, {len(text)} characters in all]"
+    return value
+
+
+def safe_reasons(result: MatchResult, url: str, safe_url: str) -> list[str] | None:
+    """Near-miss reasons for the log: the URL's secret query values redacted, valid text."""
+    if not result.near_miss:
+        return None
+    reasons = list(result.reasons)
+    if url != safe_url:
+        # The matcher quotes the URL with repr(), which may escape characters; replace both.
+        quoted, safe_quoted = repr(url), repr(safe_url)
+        reasons = [r.replace(quoted, safe_quoted).replace(url, safe_url) for r in reasons]
+    return [printable(r) for r in reasons]
+
+
+def log_line(
+    seen: SeenRequest,
+    body: Any,
+    result: MatchResult,
+    near_miss: list[str] | None,
+    *,
+    timestamp: float,
+    mode: str | None,
+) -> bytes:
+    """One requests.jsonl line (the RequestLogEntry keys), built without a model per request."""
+    entry = {
+        "timestamp": timestamp,
+        "url": seen.url,
+        "method": seen.method,
+        "headers": seen.headers,
+        "body": body,
+        "query_params": seen.query,
+        "http_version": seen.http_version,
+        "content_type": printable(seen.content_type) if seen.content_type else None,
+        "body_size": seen.body_size,
+        "matched": result.match,
+        "blocked": result.match,
+        "near_miss": near_miss,
+        "websocket": seen.websocket,
+        "mode": mode,
+    }
+    # ASCII output: a surrogate-escaped header byte becomes \\udcXX instead of failing to encode.
+    return (json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode("ascii")
+
+
+def interception_record(
+    seen: SeenRequest,
+    parsed: ParsedBody | None,
+    result: MatchResult,
+    schema: dict[str, Any],
+) -> Interception:
+    """data/interception.json for the first blocked request."""
+    return Interception(
+        request=InterceptedRequest(
+            url=seen.url,
+            method=seen.method,
+            params=seen.query,
+            body=redact_fields(parsed.value) if parsed and not parsed.error else None,
+            headers=seen.headers,
+            content_type=printable(seen.content_type) if seen.content_type else None,
+            http_version=seen.http_version,
+            body_size=seen.body_size,
+            body_unverified=result.body_unverified,
+        ),
+        schema=schema,
+        intercepted_at=time.time(),
+        blocked_count=1,
+    )
+
+
+__all__ = [
+    "SeenRequest",
+    "candidate_urls",
+    "interception_record",
+    "log_body",
+    "log_line",
+    "printable",
+    "safe_reasons",
+    "see_request",
+    "with_url",
+]

@@ -1,0 +1,270 @@
+"""The addon's hooks called directly (mitmproxy.test.taddons / tflow) for quick edge cases."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mitmproxy import exceptions, http
+from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.proxy.mode_specs import ProxyMode
+from mitmproxy.test import taddons, tflow
+
+from proxy_addon.addon_options import parse_routes
+from proxy_addon.clawbench import ClawbenchInterceptor
+from proxy_addon.records import Interception, RequestLogEntry
+from proxy_addon.requestlog import candidate_urls
+from tests.proxy.conftest import write_task
+
+CHECKOUT = r"shop\.clawbench\.test/api/checkout"
+
+
+def make_flow(
+    host: str,
+    port: int,
+    path: str = "/api/checkout",
+    *,
+    method: str = "POST",
+    scheme: str = "http",
+    headers: list[tuple[str, str]] | None = None,
+    body: bytes = b"",
+    http_version: str = "HTTP/1.1",
+    authority: str = "",
+    mode: str = "regular",
+) -> http.HTTPFlow:
+    req = http.Request(
+        host=host,
+        port=port,
+        method=method.encode(),
+        scheme=scheme.encode(),
+        authority=authority.encode(),
+        path=path.encode("utf-8", "surrogateescape"),
+        http_version=http_version.encode(),
+        headers=http.Headers(
+            [(k.encode(), v.encode("utf-8", "surrogateescape")) for k, v in headers or []]
+        ),
+        content=body,
+        trailers=None,
+        timestamp_start=1767225600.0,
+        timestamp_end=1767225600.1,
+    )
+    flow = tflow.tflow(req=req)
+    flow.client_conn.proxy_mode = ProxyMode.parse(mode)
+    return flow
+
+
+class Armed:
+    """An addon armed for one task inside a taddons context, with its data dir."""
+
+    def __init__(self, tctx: taddons.context, addon: ClawbenchInterceptor, data: Path) -> None:
+        self.tctx, self.addon, self.data = tctx, addon, data
+
+    def send(self, flow: http.HTTPFlow) -> http.HTTPFlow:
+        self.addon.requestheaders(flow)
+        self.addon.request(flow)
+        return flow
+
+    def log(self) -> list[RequestLogEntry]:
+        lines = (self.data / "requests.jsonl").read_text().splitlines()
+        return [RequestLogEntry.model_validate_json(line) for line in lines]
+
+    def interception(self) -> Interception:
+        return Interception.model_validate_json((self.data / "interception.json").read_bytes())
+
+
+@pytest.fixture
+def arm(tmp_path: Path) -> Iterator[Any]:
+    contexts: list[taddons.context] = []
+
+    def _arm(pattern: str = CHECKOUT, method: str = "POST", **opts: Any) -> Armed:
+        addon = ClawbenchInterceptor()
+        tctx = taddons.context(Proxyserver(), addon)  # Proxyserver declares the proxy options
+        contexts.append(tctx)
+        task = write_task(
+            tmp_path / f"task{len(contexts)}", pattern, method, **opts.pop("schema", {})
+        )
+        data = tmp_path / f"data{len(contexts)}"
+        tctx.configure(addon, clawbench_task=str(task), clawbench_data=str(data), **opts)
+        assert addon.fatal is None and addon.matcher is not None
+        return Armed(tctx, addon, data)
+
+    yield _arm
+    for tctx in contexts:
+        tctx.addon = None
+        tctx.__exit__(None, None, None)
+
+
+def test_host_header_wins_over_the_peer_ip(arm) -> None:
+    """Transparent mode knows only the IP; the Host header names the site (SPEC 3)."""
+    armed = arm()
+    flow = armed.send(
+        make_flow("203.0.113.7", 80, headers=[("Host", "Shop.Clawbench.Test")], mode="transparent")
+    )
+    assert flow.error is not None and flow.error.msg == "Connection killed."
+    (entry,) = armed.log()
+    assert entry.url == "http://shop.clawbench.test/api/checkout" and entry.mode == "transparent"
+    assert armed.interception().request.url == entry.url
+
+
+def test_http2_authority_is_the_host(arm) -> None:
+    armed = arm()
+    flow = make_flow(
+        "203.0.113.7", 443, "/api/%2e/checkout", scheme="https", http_version="HTTP/2.0",
+        authority="SHOP.clawbench.test.:443",
+    )  # fmt: skip
+    armed.send(flow)
+    rec = armed.interception()
+    assert rec.request.url == "https://shop.clawbench.test/api/checkout"
+    assert rec.request.http_version == "HTTP/2.0"
+
+
+def test_a_forged_host_header_does_not_hide_the_real_destination(arm) -> None:
+    armed = arm()
+    flow = armed.send(make_flow("shop.clawbench.test", 80, headers=[("Host", "cdn.example")]))
+    assert flow.error is not None  # blocked via the host the proxy would have connected to
+    assert armed.interception().request.url == "http://shop.clawbench.test/api/checkout"
+    ok = armed.send(make_flow("cdn.example", 80, headers=[("Host", "cdn.example")]))
+    assert ok.error is None and ok.response is None
+
+
+@pytest.mark.parametrize(
+    ("scheme", "host_header", "host", "port", "expected"),
+    [
+        ("https", "shop.test", "shop.test", 443, ("https://shop.test/p",)),
+        ("https", "SHOP.test:443", "shop.test", 443, ("https://shop.test/p",)),
+        ("http", "shop.test", "10.0.0.1", 80, ("http://shop.test/p",)),  # transparent: an IP
+        ("http", None, "shop.test", 8080, ("http://shop.test:8080/p",)),
+        ("http", "a.test", "b.test", 80, ("http://a.test/p", "http://b.test/p")),
+        ("http", "a.test", "a.test", 8080, ("http://a.test/p", "http://a.test:8080/p")),
+        ("http", "a.test", "[::1]", 80, ("http://a.test/p",)),
+    ],
+)
+def test_candidate_urls(scheme, host_header, host, port, expected) -> None:
+    assert candidate_urls(scheme, host_header, host, port, "/p") == expected
+
+
+def test_respond_mode_echoes_origin_and_error_mode_kills(arm) -> None:
+    armed = arm(clawbench_block_mode="respond", clawbench_block_status=418,
+                clawbench_block_body="teapot")  # fmt: skip
+    flow = armed.send(make_flow("shop.clawbench.test", 80, headers=[("Origin", "https://a.test")]))
+    assert flow.response is not None and flow.error is None
+    assert (flow.response.status_code, flow.response.content) == (418, b"teapot")
+    assert flow.response.headers["access-control-allow-origin"] == "https://a.test"
+    assert flow.response.headers["vary"] == "Origin"
+    bare = armed.send(make_flow("shop.clawbench.test", 80))
+    assert bare.response is not None and "access-control-allow-origin" not in bare.response.headers
+    killed = arm().send(make_flow("shop.clawbench.test", 80))
+    assert killed.response is None and killed.error is not None and not killed.live
+
+
+@pytest.mark.parametrize("has_body_filter", [True, False])
+def test_body_size_limit_error_credits_a_head_match(arm, has_body_filter: bool) -> None:
+    schema = {"body": {"item": "mug"}} if has_body_filter else {}
+    armed = arm(schema=schema)
+    flow = make_flow("shop.clawbench.test", 80, headers=[("Content-Length", "999999")])
+    armed.addon.requestheaders(flow)
+    flow.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
+    armed.addon.error(flow)
+    rec = armed.interception()
+    assert rec.request.body_unverified is has_body_filter and rec.request.body_size == 999999
+    (entry,) = armed.log()
+    assert entry.matched and entry.blocked
+
+
+def test_other_errors_and_non_matching_heads_are_not_credited(arm) -> None:
+    armed = arm()
+    aborted = make_flow("shop.clawbench.test", 80)
+    armed.addon.requestheaders(aborted)
+    aborted.error = tflow.flow.Error("Client disconnected.")  # the upload never completed
+    armed.addon.error(aborted)
+    other = make_flow("shop.clawbench.test", 80, "/elsewhere")
+    armed.addon.requestheaders(other)
+    other.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
+    armed.addon.error(other)
+    assert not (armed.data / "interception.json").exists()
+
+
+def test_near_miss_reasons_and_lines_carry_no_secret(arm) -> None:
+    armed = arm(schema={"params": {"step": "pay"}})
+    body = json.dumps({"password": "hunter2", "item": "mug"}).encode()
+    flow = make_flow(
+        "shop.clawbench.test", 80, "/api/checkout?step=review&api_key=k-123",
+        headers=[("Cookie", "sid=s-456"), ("Content-Type", "application/json"),
+                 ("X-Raw", "caf\udce9")],  # a header byte that is not UTF-8
+        body=body,
+    )  # fmt: skip
+    armed.send(flow)
+    raw = (armed.data / "requests.jsonl").read_text()
+    for secret in ("hunter2", "k-123", "s-456"):
+        assert secret not in raw
+    (entry,) = armed.log()
+    assert entry.near_miss and any("params: key 'step'" in r for r in entry.near_miss)
+    assert entry.body == {"password": "[REDACTED]", "item": "mug"}
+    assert entry.query_params == {"step": "review", "api_key": "[REDACTED]"}
+    assert entry.headers["X-Raw"] == "caf\\xe9"  # the byte kept, as valid text
+    # A raw non-UTF-8 byte in the target and a secret: the reason quotes neither raw.
+    armed.send(make_flow("shop.clawbench.test", 80, "/api/x\udce9?api_key=k-789", method="GET"))
+    assert "k-789" not in (armed.data / "requests.jsonl").read_text()
+    last = armed.log()[-1]
+    assert last.url == "http://shop.clawbench.test/api/x\\xe9?api_key=%5BREDACTED%5D"
+    assert last.near_miss and "k-789" not in " ".join(last.near_miss)
+
+
+def test_unarmed_addon_kills_everything() -> None:
+    addon = ClawbenchInterceptor()
+    with taddons.context(Proxyserver(), addon):
+        flow = make_flow("shop.clawbench.test", 80, "/anything", method="GET")
+        addon.requestheaders(flow)
+        addon.request(flow)
+        assert flow.error is not None
+
+
+def test_raw_tcp_and_udp_are_refused_before_connecting(arm) -> None:
+    armed = arm()
+    for flow in (tflow.ttcpflow(), tflow.tudpflow()):
+        flow.server_conn.error = None
+        (armed.addon.tcp_start if flow.type == "tcp" else armed.addon.udp_start)(flow)
+        assert flow.server_conn.error and "refused" in flow.server_conn.error
+
+
+@pytest.mark.parametrize(
+    ("opts", "words"),
+    [
+        ({"clawbench_block_mode": "drop"}, "clawbench_block_mode"),
+        ({"clawbench_block_status": 700}, "200 to 599"),
+        ({"clawbench_max_body": -1}, "clawbench_max_body"),
+        ({"clawbench_route": ["shop.test=ftp://x:1"]}, "clawbench_route"),
+        ({"stream_large_bodies": "1m"}, "stream_large_bodies"),
+    ],
+)
+def test_bad_options_at_startup_make_the_addon_fatal(arm, opts, words) -> None:
+    armed = arm()
+    armed.tctx.configure(armed.addon, **opts)
+    assert armed.addon.fatal is not None and words in armed.addon.fatal
+    flow = armed.send(make_flow("cdn.example", 80, "/x", method="GET"))
+    assert flow.error is not None  # about to exit: nothing passes meanwhile
+
+
+def test_a_live_change_is_refused_and_the_armed_task_stays(arm, tmp_path: Path) -> None:
+    armed = arm()
+    armed.addon.running()
+    assert (armed.data / ".proxy-ready").exists()
+    with pytest.raises(exceptions.OptionsError, match="connection_strategy"):
+        armed.tctx.configure(armed.addon, connection_strategy="eager")
+    with pytest.raises(exceptions.OptionsError, match="bad task"):
+        armed.tctx.configure(armed.addon, clawbench_task=str(tmp_path / "missing.json"))
+    assert armed.tctx.options.connection_strategy == "lazy"
+    assert armed.addon.matcher is not None and armed.addon.fatal is None
+    assert armed.send(make_flow("shop.clawbench.test", 80)).error is not None
+
+
+def test_parse_routes() -> None:
+    assert parse_routes(["Shop.Test.=http://127.0.0.1:8080"]) == {
+        "shop.test": ("http", "127.0.0.1", 8080)
+    }
+    for bad in ("shop.test", "shop.test=http://127.0.0.1", "shop.test=ftp://h:1"):
+        with pytest.raises(ValueError, match="HOST=http://ADDR:PORT"):
+            parse_routes([bad])

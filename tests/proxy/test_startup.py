@@ -1,0 +1,116 @@
+"""mitmdump refuses to start disarmed: each bad setup exits non-zero with one line naming it.
+
+All cases start at once (mitmdump takes seconds to start; they are independent), then each is
+checked: non-zero exit, exactly one `clawbench:` line that names the problem, no .proxy-ready.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from proxy_addon.launcher import ADDON, mitmdump_path
+from tests.proxy.conftest import write_task
+
+GOOD = r"shop\.clawbench\.test/api/checkout"
+
+# name → (extra mitmdump args, the words the error line must contain)
+CASES: dict[str, tuple[list[str], list[str]]] = {
+    "missing task option": ([], ["clawbench_task is not set"]),
+    "task given twice": (["--set", "clawbench_task={tmp}/good"], ["clawbench_task", "2 times"]),
+    "task file not found": (["--set", "clawbench_task={tmp}/nope/task.json"], ["nope/task.json"]),
+    "invalid task": (["--set", "clawbench_task={tmp}/badkey/task.json"], ["bogus", "unknown key"]),
+    "not JSON": (["--set", "clawbench_task={tmp}/notjson/task.json"], ["invalid JSON"]),
+    "bad regex": (["--set", "clawbench_task={tmp}/badre/task.json"], ["url_pattern", "compile"]),
+    "missing data option": (["--set", "clawbench_data="], ["clawbench_data is not set"]),
+    "data dir not writable": (["--set", "clawbench_data=/proc/clawbench"], ["not writable"]),
+    "stream_large_bodies": (["--set", "stream_large_bodies=1m"], ["stream_large_bodies"]),
+    "ignore_hosts": (["--ignore-hosts", "example\\.com"], ["ignore_hosts"]),
+    "allow_hosts": (["--allow-hosts", "example\\.com"], ["allow_hosts"]),
+    "tcp_hosts": (["--tcp-hosts", "example\\.com"], ["tcp_hosts"]),
+    # mitmproxy would drop the whole script for a value that does not parse and run unarmed.
+    "status not an int": (["--set", "clawbench_block_status=abc"], ["clawbench_block_status"]),
+    "max_body not an int": (["--set", "clawbench_max_body=1m"], ["clawbench_max_body"]),
+    "status out of range": (["--set", "clawbench_block_status=99"], ["200 to 599"]),
+    "unknown block mode": (["--set", "clawbench_block_mode=drop"], ["clawbench_block_mode"]),
+    "misspelt option": (["--set", "clawbench_blok_mode=respond"], ["clawbench_blok_mode"]),
+    "bad route": (["--set", "clawbench_route=shop.clawbench.test"], ["clawbench_route"]),
+}
+
+
+@dataclass
+class Outcome:
+    code: int
+    lines: list[str]
+    data: Path
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    from mitmproxy.certs import CertStore
+
+    tmp = tmp_path_factory.mktemp("startup")
+    CertStore.from_store(tmp / "conf", "mitmproxy", 2048)
+    write_task(tmp / "good", GOOD)
+    bad = write_task(tmp / "badkey", GOOD)
+    bad.write_text(bad.read_text().replace('"time_limit"', '"bogus": 1, "time_limit"'))
+    write_task(tmp / "badre", r"shop(\.clawbench")
+    (tmp / "notjson").mkdir()
+    (tmp / "notjson" / "task.json").write_text("{nope")
+    procs = {}
+    for i, (name, (extra, _)) in enumerate(CASES.items()):
+        data = tmp / f"data{i}"
+        args = [mitmdump_path(), "-q", "-s", str(ADDON), "--set", f"confdir={tmp / 'conf'}"]
+        args += ["--mode", "regular@127.0.0.1:0"]
+        extra = [a.replace("{tmp}", str(tmp)) for a in extra]
+        # The case's own value replaces the good one (given twice on purpose in one case).
+        own_task = "clawbench_task=" in " ".join(extra)
+        if name == "task given twice" or (not own_task and name != "missing task option"):
+            args += ["--set", f"clawbench_task={tmp / 'good'}"]
+        if "clawbench_data=" not in " ".join(extra):
+            args += ["--set", f"clawbench_data={data}"]
+        args += extra
+        out = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs[name] = (out, data)
+    results = {}
+    deadline = time.monotonic() + 120
+    for name, (proc, data) in procs.items():
+        try:
+            stdout, _ = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()  # still running: the case failed to refuse; record it as such
+            stdout, _ = proc.communicate()
+        results[name] = Outcome(proc.returncode, stdout.splitlines(), data)
+    return results
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_refuses_to_start(outcomes: dict[str, Outcome], case: str) -> None:
+    outcome = outcomes[case]
+    assert outcome.code not in (0, -9), f"{case}: mitmdump ran: {outcome.lines}"
+    ours = [line for line in outcome.lines if "clawbench:" in line]
+    assert len(ours) == 1, outcome.lines
+    for word in CASES[case][1]:
+        assert word in ours[0], ours[0]
+    assert "Traceback" not in "\n".join(outcome.lines)
+    assert not (outcome.data / ".proxy-ready").exists()
+
+
+def test_good_setup_starts_and_declares_its_options(tmp_path: Path) -> None:
+    """The control case: the same command line with a good task starts and says it is ready."""
+    from proxy_addon.launcher import start_proxy
+
+    task = write_task(tmp_path / "good", GOOD)
+    with start_proxy(task, tmp_path / "data") as p:
+        assert p.proc.poll() is None and p.ready.listen and not p.ready.log_only
+        assert p.ready.task_sha256 and p.ready.versions["mitmproxy"]
+        dump = subprocess.run(
+            [mitmdump_path(), "-s", str(ADDON), "--options"], capture_output=True, text=True
+        )
+    for name in ("clawbench_task", "clawbench_data", "clawbench_block_mode"):
+        assert name in dump.stdout
+    assert "How a blocked client is answered" in dump.stdout  # help text is declared
