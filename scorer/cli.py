@@ -181,10 +181,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if _up_to_date(args, path, key):
             return 0
-        if not args.no_judge:
-            from scorer import preload
-
-            preload.start()  # overlaps the imports below and the reading of the batch
         from scorer.corpus import CorpusError
         from scorer.discover import DiscoveryError
         from scorer.engine import JudgeFatal

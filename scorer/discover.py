@@ -72,16 +72,23 @@ def find_batches(path: Path) -> list[Batch]:
 
 
 def sweep_temp_files(directory: Path) -> int:
-    """Remove temp files a killed write of ours left in directory; return how many."""
+    """Remove temp files a killed write of ours left in directory; return how many.
+
+    A temp file named with this process's pid belongs to a write in progress in another writer
+    thread (two rubrics write into the same data/ directory at once), so it is left alone.
+    """
     removed = 0
+    pid = str(os.getpid())
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return 0
     for e in entries:
         name = e.name
-        ours = any(name.startswith(f".{target}.") for target in TEMP_NAMES)
-        if ours and name.endswith(".tmp"):
+        prefix = next((f".{t}." for t in TEMP_NAMES if name.startswith(f".{t}.")), None)
+        if prefix is None or not name.endswith(".tmp"):
+            continue
+        if name[len(prefix) :].split(".", 1)[0] != pid:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(e.path)
                 removed += 1

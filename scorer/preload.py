@@ -1,7 +1,7 @@
 """Import the openai package in a background thread, once, so the first judge call waits less.
 
-It takes most of a second to import; started when a scoring that will judge begins, it overlaps
-the scorer's own imports and the reading of the batch.
+It takes most of a second to import; started as soon as the first run that needs the judge is
+found, it overlaps the reading of the batch (a batch whose verdicts are all saved never pays it).
 """
 
 from __future__ import annotations
