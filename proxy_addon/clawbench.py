@@ -196,6 +196,16 @@ class ClawbenchInterceptor:
                     return
 
     def request(self, flow: http.HTTPFlow) -> None:
+        try:
+            self._request(flow)
+        except Exception:
+            # mitmproxy logs a hook's exception and forwards the flow: a bug or a full disk
+            # here would let the commit request reach the live site. Fail closed instead.
+            logger.exception("clawbench: request not evaluated, so it is killed")
+            if flow.killable:
+                flow.kill()
+
+    def _request(self, flow: http.HTTPFlow) -> None:
         if self.matcher is None or self._failures:
             flow.kill()  # unarmed or about to exit: nothing passes unseen
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,14 @@ def test_parse_routes() -> None:
     for bad in ("shop.test", "shop.test=http://127.0.0.1", "shop.test=ftp://h:1"):
         with pytest.raises(ValueError, match="HOST=http://ADDR:PORT"):
             parse_routes([bad])
+
+
+def test_a_failure_inside_the_hook_kills_the_flow(arm) -> None:
+    # requests.jsonl cannot be written (its fd is gone): the request is not forwarded unseen.
+    armed = arm()
+    os.close(armed.addon._log_fd)
+    try:
+        flow = armed.send(make_flow("shop.clawbench.test", 80, "/products", method="GET"))
+        assert flow.error is not None and flow.response is None
+    finally:
+        armed.addon._log_fd = None
