@@ -3,7 +3,7 @@
 Listeners: regular mode on 127.0.0.1:8080 (the proxy variables point there) and transparent mode
 on 8081 for IPv4 and, when the namespace has it, IPv6 (the firewall redirects the agent's direct
 web traffic there). All on loopback, so nothing else on the network can use the proxy.
-rawguard.py refuses streams that are not HTTP (they would pass the interception addon unseen).
+The addon itself refuses streams that are not HTTP (they would pass it unseen).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from sandbox.contract import (
 )
 
 POLL_S = 0.05
-RAWGUARD = Path(__file__).resolve().with_name("rawguard.py")
 
 
 class SetupError(RuntimeError):
@@ -65,7 +64,7 @@ def mitmdump_argv(
         # Adds a private CA (a test or demo site) to certifi's set; verification stays on.
         settings["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
     settings.update(options)
-    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON), "-s", str(RAWGUARD)]
+    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
     for mode in modes:
         argv += ["--mode", mode]
     for key, value in settings.items():
