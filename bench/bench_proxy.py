@@ -78,6 +78,7 @@ TASK = {
 
 def start_upstream(tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
     port_file = tmp / "upstream.port"
+    port_file.unlink(missing_ok=True)  # a previous part's upstream left its (stale) port here
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "bench" / "fast_upstream.py"), str(port_file)]
     )
