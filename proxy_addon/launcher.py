@@ -90,10 +90,12 @@ def start_proxy(
     options: Mapping[str, str | Sequence[str]] | None = None,
     ready_timeout: float = 30,
     extra_args: Sequence[str] = (),
+    log_path: str | os.PathLike[str] | None = None,
 ) -> ProxyProcess:
     """Run `mitmdump -s proxy_addon/clawbench.py` for task into data_dir; return once ready.
 
     An option given a list of strings is passed once per value (clawbench_route takes several).
+    mitmdump's output goes to log_path (default: <data_dir>.mitmdump.log beside data_dir).
     """
     data = Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,7 @@ def start_proxy(
         for one in [value] if isinstance(value, str) else value:
             args += ["--set", f"{key}={one}"]
     args += list(extra_args)
-    log_path = data.parent / f"{data.name}.mitmdump.log"
+    log_path = Path(log_path) if log_path else data.parent / f"{data.name}.mitmdump.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

@@ -1,6 +1,9 @@
 """The scripted agent's input: a JSON or YAML list of HTTP requests to replay through the proxy.
 
-Each entry: {method, url, headers?, body? | json? | form?, expect?, proxy?, timeout?, sleep?}.
+Each entry: {method, url, headers?, body? | json? | form? (+ files?), expect?, proxy?, timeout?,
+sleep?}. `files` makes the body multipart/form-data: the `form` fields, then one part per file
+({filename, content_type, path}; an empty filename and no path is an empty file input; in the
+sandbox a path is as the agent sees it, e.g. /my-info/resume.pdf).
 `expect` is a status code, "blocked" (the connection is cut without a response, the addon's
 default answer to a matching request) or "response" (any status); `proxy: false` ignores the
 proxy variables (the firewall then redirects ports 80/443 into the proxy anyway).
@@ -15,6 +18,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 
+class FilePart(BaseModel):
+    """A file part of a multipart body; its bytes are read from path when the request is sent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    filename: str = ""
+    content_type: str = "application/octet-stream"
+    path: str | None = None
+
+
 class ScriptedRequest(BaseModel):
     """One request of a script."""
 
@@ -26,6 +39,7 @@ class ScriptedRequest(BaseModel):
     body: str | None = None
     json_: Any = Field(default=None, alias="json")
     form: dict[str, str | list[str]] | None = None
+    files: dict[str, FilePart] | None = None
     expect: int | Literal["blocked", "response"] | None = None
     proxy: bool = True
     timeout: float = Field(default=15, gt=0)
@@ -36,6 +50,8 @@ class ScriptedRequest(BaseModel):
         given = [k for k in ("body", "json_", "form") if getattr(self, k) is not None]
         if len(given) > 1:
             raise ValueError("give at most one of body, json, form")
+        if self.files is not None and (self.body is not None or self.json_ is not None):
+            raise ValueError("files go with form (multipart/form-data), not with body or json")
         return self
 
 

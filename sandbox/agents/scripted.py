@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import secrets
 import ssl
 import sys
 import time
@@ -18,14 +19,35 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from sandbox.agents.script import ScriptedRequest, load_script
+from sandbox.agents.script import FilePart, ScriptedRequest, load_script
+
+
+def multipart(form: dict[str, str | list[str]], files: dict[str, FilePart], boundary: str) -> bytes:
+    """A multipart/form-data body: the fields, then the files (bytes read from their paths)."""
+    out = bytearray()
+    for name, values in form.items():
+        for value in [values] if isinstance(values, str) else values:
+            out += f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
+            out += value.encode() + b"\r\n"
+    for name, part in files.items():
+        content = Path(part.path).read_bytes() if part.path else b""
+        disposition = f'form-data; name="{name}"; filename="{part.filename}"'
+        out += f"--{boundary}\r\nContent-Disposition: {disposition}\r\n".encode()
+        out += f"Content-Type: {part.content_type}\r\n\r\n".encode() + content + b"\r\n"
+    return bytes(out + f"--{boundary}--\r\n".encode())
 
 
 def _encode(req: ScriptedRequest) -> tuple[bytes | None, dict[str, str]]:
     headers = dict(req.headers)
     lower = {k.lower() for k in headers}
+    if req.files is not None:
+        boundary = f"----clawbench{secrets.token_hex(8)}"
+        if "content-type" not in lower:
+            headers["Content-Type"] = f"multipart/form-data; boundary={boundary}"
+        return multipart(req.form or {}, req.files, boundary), headers
     if req.json_ is not None:
         if "content-type" not in lower:
             headers["Content-Type"] = "application/json"

@@ -1,0 +1,1 @@
+"""clawbench-demo: a demo website, agents of three kinds, the proxy, a batch and its score."""

@@ -1,0 +1,197 @@
+"""clawbench-demo: the whole pipeline once, on this machine, in under a minute.
+
+    clawbench-demo [--out DIR] [--no-browser] [--models-yaml FILE] [--judge-model NAME]
+
+A demo website on 127.0.0.1, one mitmdump + addon per run, agents (headless Chromium, python,
+curl) doing the demo tasks right and wrong, a batch in the reference's layout, scored by
+clawbench-score (the real judge when a key is set, Stage 1 only otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rich.console import Console
+
+from proxy_addon.bodies import parse_body
+from proxy_addon.matching import HttpRequest, Matcher
+from proxy_addon.tasks import load_task
+from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
+from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
+from sandbox.demo.site import DemoSite, Received
+from sandbox.image import REPO
+from sandbox.layout import stamp
+from sandbox.summary import BatchJob, BatchSummary, now_iso, status_of, write_summary
+from scorer.defaults import DEFAULT_JUDGE
+from scorer.runmeta import read_run_meta
+
+CORPUS = REPO / "test-cases" / "clawbench-demo"
+EXPECTED = {"correct": True, "wrong": True, "gives-up": False}
+"""Whether each variant must be intercepted: anything else is a failed demo (exit 1)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="clawbench-demo",
+        description="Run agents through the interception proxy on the demo tasks, write a batch "
+        "in the reference's layout and score it.",
+    )
+    p.add_argument("--out", type=Path, default=Path("out"), help="where the batch goes (out/)")
+    p.add_argument("--tasks", type=Path, default=CORPUS, help="the demo corpus")
+    p.add_argument("--no-browser", action="store_true", help="skip the headless Chromium agent")
+    p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
+    p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
+    p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
+    p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
+    return p
+
+
+def _judge_args(args: argparse.Namespace, console: Console) -> list[str]:
+    if args.no_judge:
+        return ["--no-judge"]
+    chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
+    if chosen or os.environ.get("DEEPSEEK_API_KEY"):
+        extra = ["--models-yaml", str(args.models_yaml)] if args.models_yaml else []
+        return [*extra, "--judge-model", args.judge_model]
+    console.print(
+        "No judge key: scoring Stage 1 only (--no-judge). For the LLM judge, set "
+        "DEEPSEEK_API_KEY or pass --models-yaml FILE [--judge-model NAME].",
+        highlight=False,
+    )
+    return ["--no-judge"]
+
+
+def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list[str]:
+    """The requests the site received that match a demo task's eval_schema (must be none)."""
+    matchers = {r.slug: Matcher(load_task(r.task_dir).eval_schema) for r in runs}
+    leaked = []
+    for got in received:
+        url = f"https://{got.host}{got.target}"
+        parsed = parse_body(got.body or None, got.content_type)
+        for slug, matcher in matchers.items():
+            if matcher.match(HttpRequest(got.method, url, parsed.value, parsed.error)).match:
+                leaked.append(f"{slug}: {got.method} {url}")
+    return leaked
+
+
+def _batch_summary(
+    batch: Path, results: list[RunResult], started: str, t0: float, workers: int
+) -> None:
+    jobs = []
+    for r in results:
+        meta = read_run_meta(r.run_dir / "run-meta.json")
+        jobs.append(
+            BatchJob(
+                model=MODEL,
+                case=r.run.slug,
+                status=status_of(meta),
+                duration_seconds=round(r.duration),
+                run_dir=str(r.run_dir.relative_to(batch)),
+                result_category=meta.result_category,
+            )
+        )
+    harnesses = sorted({r.run.harness for r in results})
+    summary = BatchSummary(
+        started_at=started,
+        finished_at=now_iso(),
+        elapsed_seconds=round(time.monotonic() - t0),
+        max_concurrent=workers,
+        harness=",".join(harnesses),
+        image="none (clawbench-demo runs on the host)",
+        corpus=str(CORPUS),
+        jobs=jobs,
+    )
+    write_summary(batch, summary)
+
+
+def _show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Runs in {batch}", title_justify="left")
+    for col in ("task", "agent", "what the agent does", "the proxy"):
+        table.add_column(col, overflow="fold")
+    for r in results:
+        got = (
+            "[green]blocked, recorded[/]" if r.intercepted else f"not intercepted: {r.stop_reason}"
+        )
+        if r.failure:
+            got = f"[red]infra failure: {r.failure}[/]"
+        table.add_row(r.run.slug, r.run.harness, r.run.why.split(":")[0], got)
+    console.print(table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input."""
+    args = parser().parse_args(argv)
+    console = Console()
+    chromium = None if args.no_browser else find_chromium()
+    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h != "chromium")
+    if not args.no_browser and chromium is None:
+        console.print("Chromium not found: the browser agent's runs are skipped.")
+    if shutil.which("curl") is None:
+        console.print("curl not found: the curl agent's runs are skipped.")
+        harnesses = tuple(h for h in harnesses if h != "curl")
+    try:
+        runs = load_plan(args.tasks, harnesses)
+    except PlanError as e:
+        print(f"clawbench-demo: {e}", file=sys.stderr)
+        return 2
+    judge = _judge_args(args, console)
+    t0, started, ts = time.monotonic(), now_iso(), stamp()
+    batch = (args.out / f"batch-{ts}").resolve()
+    batch.mkdir(parents=True, exist_ok=False)
+    confdir = batch / ".mitmproxy"
+    from mitmproxy.certs import CertStore
+
+    CertStore.from_store(confdir, "mitmproxy", 2048)  # one CA for every run, made once
+    workers = max(1, args.concurrency)
+    console.print(
+        f"Demo: {len(runs)} runs ({', '.join(harnesses)}) through mitmdump -s "
+        f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
+        highlight=False,
+    )
+    with DemoSite() as site, ThreadPoolExecutor(workers) as pool:
+        setup = Setup(batch, site.routes, confdir, ts, chromium)
+        results = list(pool.map(lambda r: execute(r, setup), runs))
+        leaked = commits_reaching_site(site.received, runs)
+        seen = len(site.received)
+    _batch_summary(batch, results, started, t0, workers)
+    _show_runs(console, results, batch)
+    console.print(
+        f"The demo site received {seen} requests (page views, cart, previews); commit requests "
+        f"among them: {len(leaked)}.",
+        highlight=False,
+    )
+    for line in leaked:
+        console.print(f"[red]reached the site: {line}[/]")
+    console.print(
+        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
+        "would not have seen their requests.",
+        highlight=False,
+    )
+    from scorer.cli import main as score
+
+    console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
+    scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
+    console.print(
+        f"\nFiles in {batch}: batch-summary.json, rescore-summary.json, and per run "
+        f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with run-meta.json, task.json, "
+        "data/{interception.json, requests.jsonl, judge.json, mitmdump.log, agent.log} and "
+        f"agent/ (what the agent ran). Took {time.monotonic() - t0:.1f} s.",
+        highlight=False,
+    )
+    unexpected = [r for r in results if r.intercepted != EXPECTED[r.run.variant] or r.failure]
+    for r in unexpected:
+        console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
+    return 0 if not unexpected and not leaked and scored == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

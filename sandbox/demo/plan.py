@@ -1,0 +1,179 @@
+"""What the demo runs: which agent does which demo task, right or wrong.
+
+The requests come from `test-cases/clawbench-demo/requests.json`, the corpus's documented
+correct and wrong requests; each agent sends them its own way (python's urllib through the
+scripted agent, a curl shell script, or headless Chromium filling the page's form).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit
+
+from sandbox.agents.script import FilePart, ScriptedRequest
+
+MODEL = "scripted-demo"
+HARNESSES = ("chromium", "python", "curl")
+
+PLAN: tuple[tuple[str, str, str], ...] = (
+    # (task, harness, variant): "correct" and "wrong" send the documented commit request,
+    # "gives-up" only browses (it never commits, so nothing is intercepted).
+    ("001-shop-checkout-mug", "chromium", "correct"),
+    ("002-reviews-backpack-form", "chromium", "wrong"),
+    ("003-jobs-apply-backend", "chromium", "correct"),
+    ("004-news-subscribe-weekly", "chromium", "correct"),
+    ("001-shop-checkout-mug", "python", "wrong"),
+    ("002-reviews-backpack-form", "python", "correct"),
+    ("003-jobs-apply-backend", "python", "wrong"),
+    ("004-news-subscribe-weekly", "python", "gives-up"),
+    ("010-news-unsubscribe-quick", "python", "correct"),
+    ("004-news-subscribe-weekly", "curl", "correct"),
+    ("010-news-unsubscribe-quick", "curl", "wrong"),
+)
+
+
+class PlanError(ValueError):
+    """The demo corpus is missing or does not describe a planned run."""
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One planned run: an agent (harness) doing one demo task, right or wrong."""
+
+    slug: str
+    harness: str
+    variant: str
+    task_dir: Path
+    host: str
+    start: str
+    request: dict[str, Any] | None
+    browse: tuple[dict[str, Any], ...]
+    why: str
+
+    @property
+    def start_url(self) -> str:
+        return f"https://{self.host}{self.start}"
+
+
+def load_plan(corpus: Path, harnesses: tuple[str, ...] = HARNESSES) -> list[DemoRun]:
+    """The planned runs of these harnesses, with their requests from corpus/requests.json."""
+    doc_path = corpus / "requests.json"
+    try:
+        doc = json.loads(doc_path.read_text(encoding="utf-8"))["tasks"]
+    except (OSError, ValueError, KeyError) as e:
+        raise PlanError(f"{doc_path}: cannot read the demo requests: {e}") from e
+    runs = []
+    for slug, harness, variant in PLAN:
+        if harness not in harnesses:
+            continue
+        entry = doc.get(slug)
+        if entry is None or not (corpus / slug / "task.json").is_file():
+            raise PlanError(f"{corpus}: task {slug} (in the demo plan) is missing")
+        request = entry[variant] if variant in ("correct", "wrong") else None
+        browse = tuple(r for r in entry.get("no_match", []) if r["method"] == "GET")
+        why = {
+            "correct": "does the task right",
+            "wrong": (request or {}).get("why", "wrong payload"),
+            "gives-up": "browses, never commits",
+        }[variant]
+        runs.append(
+            DemoRun(
+                slug,
+                harness,
+                variant,
+                corpus / slug,
+                entry["host"],
+                entry["start"],
+                request,
+                browse,
+                why,
+            )
+        )
+    return runs
+
+
+def _headers(req: dict[str, Any]) -> dict[str, str]:
+    ctype = req.get("content_type")
+    return {"Content-Type": ctype} if ctype and "multipart" not in req else {}
+
+
+def python_script(run: DemoRun) -> list[ScriptedRequest]:
+    """The scripted (urllib) agent's requests: the start page, browsing, then the commit."""
+    script = [ScriptedRequest(url=run.start_url, expect=200)]
+    if run.request is None:
+        return script + [ScriptedRequest(url=r["url"], expect="response") for r in run.browse]
+    req = run.request
+    fields: dict[str, Any] = {"method": req["method"], "url": req["url"], "expect": "blocked"}
+    if "multipart" in req:
+        parts = req["multipart"]
+        fields["form"] = parts["fields"]
+        fields["files"] = {
+            name: FilePart(
+                filename=f["filename"] if f["from"] else "",
+                content_type=f["content_type"],
+                path=str(run.task_dir / f["from"]) if f["from"] else None,
+            )
+            for name, f in parts["files"].items()
+        }
+    elif req.get("body") is not None:
+        fields["body"] = req["body"]
+        fields["headers"] = _headers(req)
+    return [*script, ScriptedRequest.model_validate(fields)]
+
+
+def curl_script(run: DemoRun) -> str:
+    """A POSIX shell script of curl calls (the proxy and CA come from the environment)."""
+    lines = [
+        "set -u",
+        f"curl -sS -o /dev/null -w 'GET {run.start} -> %{{http_code}}\\n' "
+        + shlex.quote(run.start_url),
+    ]
+    req = run.request
+    if req is not None:
+        if "multipart" in req:
+            raise PlanError(f"{run.slug}: the curl agent sends no multipart bodies")
+        args = ["curl", "-sS", "-o", "/dev/null", "-X", req["method"]]
+        for k, v in _headers(req).items():
+            args += ["-H", f"{k}: {v}"]
+        if req.get("body") is not None:
+            args += ["--data-raw", req["body"]]
+        lines.append(" ".join(shlex.quote(a) for a in [*args, req["url"]]))
+        lines.append(f'echo "{req["method"]} {urlsplit(req["url"]).path}: curl exit code $?"')
+    return "\n".join(lines) + "\n"
+
+
+def autopilot(run: DemoRun) -> dict[str, Any]:
+    """What the browser agent fills in on the start page (form fields by name, files)."""
+    req = run.request
+    if req is None:
+        return {}
+    if "multipart" in req:
+        files = {}
+        for name, f in req["multipart"]["files"].items():
+            content = (run.task_dir / f["from"]).read_bytes() if f["from"] else b""
+            files[name] = {
+                "filename": f["filename"] if f["from"] else "",
+                "type": f["content_type"],
+                "b64": base64.b64encode(content).decode(),
+            }
+        return {"fields": req["multipart"]["fields"], "files": files}
+    if req["method"] == "GET":
+        return {"fields": dict(parse_qsl(urlsplit(req["url"]).query, keep_blank_values=True))}
+    if req.get("content_type") == "application/json":
+        body = json.loads(req["body"])
+        item = body["cart"][0]  # the shop's checkout form: one item, shipping, address
+        fields = {"size": item["size"], "quantity": str(item["quantity"])}
+        fields["shipping_method"] = body["shipping_method"]
+        return {"fields": {**fields, **body["shipping_address"]}}
+    return {"fields": dict(parse_qsl(req["body"], keep_blank_values=True))}
+
+
+def chromium_url(run: DemoRun) -> str:
+    """The start page with the browser agent's plan in the fragment (never sent anywhere)."""
+    plan = json.dumps(autopilot(run), separators=(",", ":"))
+    return f"{run.start_url}#autopilot={quote(plan, safe='')}"

@@ -1,0 +1,220 @@
+"""One demo run on this machine: mitmdump + addon for the task, an agent through it, the run
+directory in the reference's layout (run-meta.json, task.json, data/...).
+
+No container here (the demo needs no Docker): the agent is pointed at the proxy with the proxy
+variables and trusts its CA through SSL_CERT_FILE / CURL_CA_BUNDLE / an SPKI pin for Chromium.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from proxy_addon.atomic import write_json_atomic
+from proxy_addon.launcher import ProxyStartError, start_proxy
+from proxy_addon.records import NotIntercepted
+from proxy_addon.tasks import load_task
+from sandbox.agents.script import dump_script
+from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
+from sandbox.layout import new_run_dir
+from sandbox.runrecord import provenance
+from scorer.runmeta import RunMeta, write_run_meta
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-features=HttpsUpgrades",
+)
+STOP_GRACE = 0.3
+"""Seconds an agent may go on after its commit was blocked (it usually exits on its own)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every run of one demo shares."""
+
+    batch_dir: Path
+    routes: list[str]
+    confdir: Path
+    ts: str
+    chromium: str | None
+    timeout: float = 30
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended; result_category is the runner's (the scorer adds the judge's)."""
+
+    run: DemoRun
+    run_dir: Path
+    intercepted: bool
+    result_category: str
+    stop_reason: str
+    duration: float
+    failure: str | None = None
+
+
+def spki_pin(ca_pem: Path) -> str:
+    """base64(sha256(SubjectPublicKeyInfo)) of the CA; mitmproxy signs leaves with its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    cert = x509.load_pem_x509_certificate(ca_pem.read_bytes())
+    der = cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def agent_env(proxy_url: str, ca: Path) -> dict[str, str]:
+    """The agent's environment: every client's proxy variable and CA file point at mitmdump."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "all_proxy")}
+    for name in ("http_proxy", "https_proxy"):
+        env[name] = env[name.upper()] = proxy_url
+    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
+        env[name] = str(ca)
+    env["NODE_USE_ENV_PROXY"] = "1"
+    return env
+
+
+def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -> list[str]:
+    """The agent's argv; its inputs (script, shell file, profile) are kept in agent_dir."""
+    agent_dir.mkdir()
+    if run.harness == "python":
+        script = agent_dir / "script.json"
+        script.write_bytes(dump_script(python_script(run)))
+        return [sys.executable, "-m", "sandbox.agents.scripted", str(script)]
+    if run.harness == "curl":
+        script = agent_dir / "agent.sh"
+        script.write_text(curl_script(run))
+        return ["sh", str(script)]
+    if run.harness == "chromium" and setup.chromium:
+        pin = spki_pin(setup.confdir / "mitmproxy-ca-cert.pem")
+        return [
+            setup.chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={agent_dir / 'profile'}",
+            f"--proxy-server={proxy_url}",
+            "--proxy-bypass-list=<-loopback>",
+            f"--ignore-certificate-errors-spki-list={pin}",
+            chromium_url(run),
+        ]
+    raise ValueError(f"no agent for harness {run.harness!r}")
+
+
+def _wait(proc: subprocess.Popen[bytes], stop_file: Path, deadline: float) -> str:
+    """Until the agent exits, the addon asks to stop, or the deadline: the stop reason."""
+    while True:
+        if proc.poll() is not None:
+            return "agent_exited"
+        if stop_file.exists():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(STOP_GRACE)
+            return "intercepted"
+        if time.monotonic() > deadline:
+            return "time_limit_exceeded"
+        time.sleep(0.05)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)  # the agent's session: a browser's children too
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def execute(run: DemoRun, setup: Setup) -> RunResult:
+    """Run one agent on one task through its own proxy; write the run directory."""
+    started = time.time()
+    run_dir = new_run_dir(setup.batch_dir, run.harness, run.slug, MODEL, setup.ts)
+    data = run_dir / "data"
+    task_bytes = (run.task_dir / "task.json").read_bytes()
+    (run_dir / "task.json").write_bytes(task_bytes)
+    task = load_task(run.task_dir)
+    stop_reason, failure = "unknown", None
+    try:
+        proxy = start_proxy(
+            run_dir / "task.json",
+            data,
+            confdir=setup.confdir,
+            options={"clawbench_route": setup.routes},
+            log_path=data / "mitmdump.log",
+        )
+    except ProxyStartError as e:
+        stop_reason, failure = "proxy_failed", str(e)
+    else:
+        with proxy, open(data / "agent.log", "wb") as log:
+            argv = agent_command(run, setup, run_dir / "agent", proxy.url)
+            proc = subprocess.Popen(
+                argv,
+                env=agent_env(proxy.url, proxy.ca_cert),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                stop_reason = _wait(
+                    proc, data / ".stop-requested", time.monotonic() + setup.timeout
+                )
+            finally:
+                _end(proc)
+    intercepted = (data / "interception.json").is_file()
+    if intercepted:
+        category, stop_reason = "intercepted", "intercepted"
+    else:
+        if stop_reason == "intercepted":
+            stop_reason, failure = "unknown", "stop requested but no interception.json"
+        schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
+        write_json_atomic(
+            data / "interception.json", NotIntercepted.for_reason(stop_reason, schema)
+        )
+        category = "infra_failure" if failure else "model_not_intercepted"
+    duration = round(time.time() - started, 2)
+    meta = {
+        "test_case": run.slug,
+        **(task.metadata.model_dump(mode="json", by_alias=True) if task.metadata else {}),
+        "task_id": task.task_id,
+        "instruction": task.instruction,
+        "model": MODEL,
+        "harness": run.harness,
+        "timestamp": setup.ts,
+        "time_limit_minutes": task.time_limit,
+        "duration_seconds": duration,
+        "task_json_sha256": hashlib.sha256(task_bytes).hexdigest(),
+        "intercepted": intercepted,
+        "stop_reason": stop_reason,
+        "result_category": category,
+        "egress_blocked": None,  # no firewall outside the sandbox
+        "demo": {"variant": run.variant, "why": run.why},
+        "provenance": provenance(),
+    }
+    if failure:
+        meta["failure_reason"] = failure
+    write_run_meta(run_dir / "run-meta.json", RunMeta.model_validate(meta))
+    return RunResult(run, run_dir, intercepted, category, stop_reason, duration, failure)
+
+
+def find_chromium() -> str | None:
+    """A Chromium or Chrome binary on PATH, if any."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None

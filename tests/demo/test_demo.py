@@ -1,0 +1,255 @@
+"""clawbench-demo end to end (the README's main job) and its plan's pure parts.
+
+The end-to-end tests run the installed `clawbench-demo` command as a subprocess: a real demo
+site, a real mitmdump + addon per run, real agents (urllib, curl, headless Chromium), the real
+scorer against a loopback OpenAI-compatible judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proxy_addon.bodies import parse_body
+from proxy_addon.matching import HttpRequest, Matcher
+from proxy_addon.records import Interception, NotIntercepted
+from proxy_addon.tasks import load_task
+from sandbox.agents.scripted import _encode
+from sandbox.demo.cli import commits_reaching_site
+from sandbox.demo.plan import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
+from sandbox.demo.site import Received
+from scorer.runmeta import read_run_meta
+from tests.conftest import TEST_CASES, chromium_path, require
+from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
+
+CORPUS = TEST_CASES / "clawbench-demo"
+DEMO = Path(sys.executable).with_name("clawbench-demo")
+KEY = "sk-demo-test-5b1f7e0c2a9d4c3e"
+
+WRONG_MARKERS = (
+    '"size":"medium"',  # 001: the medium mug
+    '"rating":"5"',  # 002: five stars
+    '"filename":"","content_type":"application/octet-stream","size":0',  # 003: no resume
+    '"list":"weekly-digest"}',  # 010: unsubscribed from the wrong list
+)
+"""What the scripted judge calls a mismatch, in the compact request dump it is shown."""
+
+
+def _judge(call: JudgeCall) -> Reply:
+    """A stand-in for the LLM: mismatch iff the request between the markers is a wrong one."""
+    found = re.search(r"<<<REQUEST (\w+)>>>\n(.*)\n<<<END REQUEST \1>>>", call.user, re.S)
+    assert found, call.user
+    wrong = next((m for m in WRONG_MARKERS if m in found.group(2)), None)
+    return verdict(wrong is None, f"found {wrong}" if wrong else "as asked")
+
+
+@pytest.fixture
+def judge() -> Iterator[JudgeServer]:
+    server = start_judge_server()
+    server.script(_judge)
+    yield server
+    server.close()
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
+    env["CLAWBENCH_SCORE_CACHE"] = str(tmp_path / "score-cache")
+    env["COLUMNS"] = "120"
+    return env
+
+
+def _left_behind(marker: str) -> list[str]:
+    """Processes whose command line mentions marker (the batch directory)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(f"{proc.name}: {cmdline[:200]}")
+    return found
+
+
+def _run_demo(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [str(DEMO), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        check=False,
+    )
+    batches = sorted(out.glob("batch-*"))
+    assert len(batches) == 1, proc.stdout + proc.stderr
+    return proc, batches[0]
+
+
+def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    require(chromium_path() is not None, "headless Chromium")
+    require(shutil.which("curl") is not None, "curl")
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"loop:\n  base_url: {judge.base_url}\n  api_type: openai-completions\n"
+        "  api_key: ${DEMO_JUDGE_KEY}\n"
+    )
+    os.environ["DEMO_JUDGE_KEY"] = KEY
+    try:
+        proc, batch = _run_demo(tmp_path, "--models-yaml", str(models), "--judge-model", "loop")
+    finally:
+        del os.environ["DEMO_JUDGE_KEY"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "commit requests among them: 0" in proc.stdout
+
+    variants = Counter(v for _, _, v in PLAN)
+    runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
+    assert len(runs) == len(PLAN)
+    assert {p.name.split("-")[0] for p in runs} == {"chromium", "python", "curl"}
+    by_verdict: Counter[str] = Counter()
+    for run in runs:
+        meta = read_run_meta(run / "run-meta.json")
+        raw = (run / "data" / "interception.json").read_bytes()
+        variant = json.loads((run / "run-meta.json").read_text())["demo"]["variant"]
+        if variant == "gives-up":
+            assert NotIntercepted.model_validate_json(raw).stop_reason == "agent_exited"
+            assert meta.result_category == "model_not_intercepted"
+            assert not (run / "data" / "judge.json").exists()
+            continue
+        got = Interception.model_validate_json(raw)
+        task = load_task(run / "task.json")
+        assert got.request.method == task.eval_schema.method
+        assert re.search(task.eval_schema.url_pattern, got.request.url)
+        assert (run / "data" / ".stop-requested").exists()
+        verdict_file = json.loads((run / "data" / "judge.json").read_text())
+        assert verdict_file["match"] is (variant == "correct"), (run.name, verdict_file)
+        assert meta.final_pass is (variant == "correct")
+        by_verdict[meta.result_category] += 1
+        log = [
+            json.loads(line) for line in (run / "data" / "requests.jsonl").read_text().splitlines()
+        ]
+        assert sum(e["blocked"] for e in log) == 1 and log[0]["method"] == "GET"
+    assert by_verdict == {"passed": variants["correct"], "judge_mismatch": variants["wrong"]}
+
+    summary = json.loads((batch / "rescore-summary.json").read_text())
+    assert summary["n_total"] == len(PLAN)
+    assert summary["n_intercepted"] == variants["correct"] + variants["wrong"]
+    assert summary["n_judge_match"] == variants["correct"]
+    assert summary["n_judge_mismatch"] == variants["wrong"]
+    assert summary["n_model_not_intercepted"] == variants["gives-up"]
+    assert summary["n_judge_error"] == summary["n_infra_failure"] == 0
+    assert summary["pass_rate_with_judge"] == variants["correct"] / len(PLAN)
+    assert judge.count == variants["correct"] + variants["wrong"]
+    batch_summary = json.loads((batch / "batch-summary.json").read_text())
+    assert len(batch_summary["jobs"]) == len(PLAN)
+
+    assert _left_behind(str(batch)) == []
+    for path in [*batch.rglob("*"), tmp_path / "score-cache"]:
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+    assert KEY not in proc.stdout + proc.stderr
+
+
+def test_demo_without_a_key_scores_stage_1_and_says_how_to_add_a_judge(tmp_path: Path) -> None:
+    require(shutil.which("curl") is not None, "curl")
+    proc, batch = _run_demo(tmp_path, "--no-browser")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No judge key: scoring Stage 1 only" in proc.stdout
+    assert "DEEPSEEK_API_KEY" in proc.stdout
+    summary = json.loads((batch / "rescore-summary.json").read_text())
+    planned = [p for p in PLAN if p[1] != "chromium"]
+    assert summary["n_total"] == len(planned)
+    assert summary["n_intercepted"] == sum(v != "gives-up" for _, _, v in planned)
+    assert summary["judge_model"] is None and summary["n_judge_match"] == 0
+    assert not list(batch.rglob("judge.json"))
+    assert not list(batch.glob("scripted-demo/chromium-*"))
+    assert _left_behind(str(batch)) == []
+
+
+def test_a_missing_corpus_is_one_clear_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(DEMO), "--out", str(tmp_path / "out"), "--tasks", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path),
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("clawbench-demo: ") and "nowhere/requests.json" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# -- the plan's pure parts -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run", load_plan(CORPUS), ids=lambda r: f"{r.harness}-{r.slug}")
+def test_each_planned_request_decides_as_its_variant_says(run) -> None:  # type: ignore[no-untyped-def]
+    matcher = Matcher(load_task(run.task_dir).eval_schema)
+    script = python_script(run)
+    assert script[0].url == run.start_url and script[0].expect == 200
+    decisions = []
+    for req in script:
+        body, headers = _encode(req)
+        ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+        parsed = parse_body(body, ctype)
+        decisions.append(matcher.match(HttpRequest(req.method, req.url, parsed.value, None)).match)
+    commits = 0 if run.variant == "gives-up" else 1
+    assert decisions.count(True) == commits and decisions[-1] is bool(commits)
+    assert [r.expect for r in script].count("blocked") == commits
+
+
+def test_the_browser_agent_fills_in_what_the_documented_request_sends() -> None:
+    runs = {(r.slug, r.harness): r for r in load_plan(CORPUS)}
+    shop = autopilot(runs["001-shop-checkout-mug", "chromium"])["fields"]
+    assert shop["size"] == "large" and shop["quantity"] == "2" and shop["postal_code"] == "M5S 2H7"
+    review = autopilot(runs["002-reviews-backpack-form", "chromium"])["fields"]
+    assert review["rating"] == "5" and review["display_name"] == "Alex G."
+    application = autopilot(runs["003-jobs-apply-backend", "chromium"])
+    assert application["files"]["resume"]["filename"] == "resume.pdf"
+    assert len(application["files"]["resume"]["b64"]) > 100
+    news = autopilot(runs["004-news-subscribe-weekly", "chromium"])["fields"]
+    assert news == {
+        "email": "alex.green.uoft@clawbench.cc",
+        "list": "weekly-digest",
+        "confirm": "yes",
+    }
+
+
+def test_the_curl_agent_sends_the_body_verbatim_and_shell_safe() -> None:
+    run = next(r for r in load_plan(CORPUS) if r.harness == "curl" and r.variant == "wrong")
+    script = curl_script(run)
+    assert "--data-raw 'email=alex.green.uoft%40clawbench.cc&list=weekly-digest'" in script
+    assert script.startswith("set -u\n") and "curl exit code $?" in script
+
+
+def test_a_plan_naming_a_missing_task_is_a_plan_error(tmp_path: Path) -> None:
+    (tmp_path / "requests.json").write_text('{"tasks": {}}')
+    with pytest.raises(PlanError, match="001-shop-checkout-mug"):
+        load_plan(tmp_path)
+
+
+def test_a_commit_reaching_the_site_is_reported() -> None:
+    runs = load_plan(CORPUS, ("curl",))
+    body = b"email=alex.green.uoft%40clawbench.cc&list=daily-briefing"
+    ctype = "application/x-www-form-urlencoded"
+    leaked = Received("POST", "news.clawbench.test", "/newsletter/unsubscribe", ctype, body)
+    page = Received("GET", "news.clawbench.test", "/newsletter/manage", None, b"")
+    assert commits_reaching_site([page], runs) == []
+    assert commits_reaching_site([page, leaked], runs) == [
+        "010-news-unsubscribe-quick: POST https://news.clawbench.test/newsletter/unsubscribe"
+    ]
