@@ -69,7 +69,8 @@ def declare_options(loader: Any) -> None:
         Sequence[str],
         [],
         "Send requests for HOST to another upstream, HOST=http://ADDR:PORT (the demo's "
-        "reserved hosts); matching still sees the original URL.",
+        "reserved hosts); HOST '*' takes every host without a route of its own, so nothing "
+        "leaves for the real site. Matching still sees the original URL.",
     )
 
 
@@ -147,7 +148,10 @@ def unparsable_deferred(options: Any) -> list[str]:
 
 
 def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
-    """HOST=http://ADDR:PORT specs → {host: (scheme, addr, port)}; ValueError names a bad one."""
+    """HOST=http://ADDR:PORT specs → {host: (scheme, addr, port)}; ValueError names a bad one.
+
+    HOST `*` is the route of every host that has none of its own.
+    """
     routes: dict[str, tuple[str, str, int]] = {}
     for spec in specs:
         host, sep, target = spec.partition("=")
@@ -155,7 +159,8 @@ def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
         addr, port = split_authority(authority.rstrip("/"))
         if not sep or not sep2 or scheme not in ("http", "https") or port is None or not addr:
             raise ValueError(f"clawbench_route {spec!r}: use HOST=http://ADDR:PORT")
-        routes[host.strip().lower().rstrip(".")] = (scheme, addr, port)
+        # mitmproxy connects to a bare IPv6 address, not its bracketed URL form
+        routes[host.strip().lower().rstrip(".")] = (scheme, addr.strip("[]"), port)
     return routes
 
 

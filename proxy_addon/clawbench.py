@@ -304,7 +304,7 @@ class ClawbenchInterceptor:
     def _route(self, req: http.Request) -> None:
         host_header = req.host_header
         name = (split_authority(host_header)[0] if host_header else req.host).lower()
-        target = self.routes.get(name.rstrip("."))
+        target = self.routes.get(name.rstrip(".")) or self.routes.get("*")
         if target is None:
             return
         req.scheme, req.host, req.port = target

@@ -91,18 +91,20 @@ def start_proxy(
     ready_timeout: float = 30,
     extra_args: Sequence[str] = (),
     log_path: str | os.PathLike[str] | None = None,
+    quiet: bool = True,
 ) -> ProxyProcess:
     """Run `mitmdump -s proxy_addon/clawbench.py` for task into data_dir; return once ready.
 
     An option given a list of strings is passed once per value (clawbench_route takes several).
-    mitmdump's output goes to log_path (default: <data_dir>.mitmdump.log beside data_dir).
+    mitmdump's output goes to log_path (default: <data_dir>.mitmdump.log beside data_dir);
+    quiet=False keeps its info lines (the addon's, and one line per flow).
     """
     data = Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
     conf = Path(confdir) if confdir else data.parent / ".mitmproxy"
     ready_file = data / ".proxy-ready"
     ready_file.unlink(missing_ok=True)
-    args = [mitmdump_path(), "-q", "-s", str(ADDON)]
+    args = [mitmdump_path(), *(["-q"] if quiet else []), "-s", str(ADDON)]
     for mode in modes:
         args += ["--mode", mode]
     opts: dict[str, str | Sequence[str]] = {

@@ -25,7 +25,7 @@ from proxy_addon.matching import HttpRequest, Matcher
 from proxy_addon.tasks import load_task
 from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
-from sandbox.demo.site import DemoSite, Received
+from sandbox.demo.site import HOSTS, DemoSite, Received
 from sandbox.image import REPO
 from sandbox.layout import stamp
 from sandbox.summary import BatchJob, BatchSummary, now_iso, status_of, write_summary
@@ -161,12 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         setup = Setup(batch, site.routes, confdir, ts, chromium)
         results = list(pool.map(lambda r: execute(r, setup), runs))
         leaked = commits_reaching_site(site.received, runs)
-        seen = len(site.received)
+        demo_hosts = sum(r.host in HOSTS for r in site.received)
+        others = len(site.received) - demo_hosts
     _batch_summary(batch, results, started, t0, workers)
     _show_runs(console, results, batch)
     console.print(
-        f"The demo site received {seen} requests (page views, cart, previews); commit requests "
-        f"among them: {len(leaked)}.",
+        f"The demo site received {demo_hosts} requests for the demo hosts (page views, cart, "
+        f"previews; commit requests among them: {len(leaked)}) and {others} for other hosts "
+        "(the browser's own background traffic, answered here instead of by the internet).",
         highlight=False,
     )
     for line in leaked:

@@ -39,6 +39,7 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--disable-quic",
     "--disable-features=HttpsUpgrades",
+    "--enable-logging=stderr",
 )
 STOP_GRACE = 0.3
 """Seconds an agent may go on after its commit was blocked (it usually exits on its own)."""
@@ -155,6 +156,7 @@ def execute(run: DemoRun, setup: Setup) -> RunResult:
             confdir=setup.confdir,
             options={"clawbench_route": setup.routes},
             log_path=data / "mitmdump.log",
+            quiet=False,
         )
     except ProxyStartError as e:
         stop_reason, failure = "proxy_failed", str(e)

@@ -1,13 +1,14 @@
 """The demo website: the pages of our demo tasks, on 127.0.0.1, for the reserved demo hosts.
 
-The proxy routes `*.clawbench.test` here (`clawbench_route`); the Host header says which site a
-request is for. Every request that arrives is kept (`received`), so the demo can show that the
-commit requests never did.
+The proxy routes the demo hosts here (`clawbench_route`), and every other host as well, so
+nothing leaves the machine; the Host header says which site a request is for. Every request
+that arrives is kept (`received`), so the demo can show that the commit requests never did.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -69,6 +70,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.record(
             Received(self.command, host, self.path, self.headers.get("content-type"), body)
         )
+        if self.command == "GET" and path == "/favicon.ico":
+            return self._send(204, "image/x-icon", b"")
         if self.command == "GET" and path == "/static/autopilot.js":
             return self._send(200, "text/javascript", (PAGES / "autopilot.js").read_bytes())
         page = _GET_PAGES.get((host, path)) if self.command == "GET" else None
@@ -98,6 +101,12 @@ class _Server(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self.received: list[Received] = []
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A run's proxy is stopped as soon as the agent is done; a reply it no longer reads
+        # is expected then, anything else is a bug worth its traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
     def record(self, item: Received) -> None:
         with self._lock:
             self.received.append(item)
@@ -116,8 +125,9 @@ class DemoSite:
 
     @property
     def routes(self) -> list[str]:
-        """clawbench_route values sending every demo host here."""
-        return [f"{host}=http://127.0.0.1:{self.port}" for host in HOSTS]
+        """clawbench_route values sending every demo host here, and every other host too: a
+        browser's own background traffic gets a 404 here instead of reaching the internet."""
+        return [f"{host}=http://127.0.0.1:{self.port}" for host in (*HOSTS, "*")]
 
     @property
     def received(self) -> list[Received]:

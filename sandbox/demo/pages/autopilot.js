@@ -19,6 +19,7 @@
       if (f.filename) dt.items.add(new File([bytes], f.filename, {type: f.type}));
       form.querySelector(`[name="${name}"]`).files = dt.files;
     }
+    console.log(`clawbench autopilot: ${Object.keys(plan.fields || {}).length} fields filled, submitting`);
     form.querySelector('[type=submit]').click();
   });
 })();
