@@ -75,7 +75,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--csv", type=Path, help="merge the leaderboard rows into this CSV file")
     p.add_argument("--json", action="store_true", help="print each summary as one JSON line")
-    p.add_argument("--progress", action="store_true", help="show progress even without a TTY")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress even without a TTY (plain lines on stderr)",
+    )
     p.add_argument("--debug", action="store_true", help="tracebacks on errors")
     return p
 
@@ -133,7 +137,8 @@ def _up_to_date(args: argparse.Namespace, path: Path, key: dict[str, Any]) -> bo
     if args.csv:
         from scorer.leaderboard import merge_csv
 
-        merge_csv(args.csv, [e["leaderboard"] for s in saved for e in s["entries"]])
+        rows = [e["leaderboard"] for s in saved for e in s["entries"] if e["leaderboard"]]
+        merge_csv(args.csv, rows)
     shown = [Shown(s["batch_dir"], s, "rescore-summary.json up to date") for s in saved]
     _output(args, shown, "this run: nothing changed since the last scoring; no judge calls")
     return True
@@ -205,18 +210,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             dump_limit=args.dump_limit,
             index_key=key,
         )
-        reporter = None
-        if args.progress or sys.stderr.isatty():
+        reporter: Any = None
+        if sys.stderr.isatty():
             from rich.console import Console
 
             from scorer.report import ProgressReporter
 
             reporter = ProgressReporter(Console(stderr=True))
+        elif args.progress:  # a log or a pipe: rich's transient bar would draw nothing there
+            from scorer.report import PlainProgress
+
+            reporter = PlainProgress(sys.stderr)
         try:
             result = score(opts, reporter)
             if args.csv:
                 rows = [
-                    e.leaderboard.model_dump() for b in result.batches for e in b.summary.entries
+                    e.leaderboard.model_dump()
+                    for b in result.batches
+                    for e in b.summary.entries
+                    if e.leaderboard is not None
                 ]
                 merge_csv(args.csv, rows)
         except (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal) as e:

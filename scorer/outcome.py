@@ -122,6 +122,7 @@ class Outcome:
     result_category: str = "model_not_intercepted"
     final_pass: bool = False
     notes: list[str] = field(default_factory=list)
+    identified: bool = True  # False: neither run-meta.json nor the path says who ran it
 
     @property
     def primary(self) -> RubricVerdict | None:

@@ -27,6 +27,7 @@ from scorer.outcome import RubricVerdict
 from scorer.plan import JudgeSpec, Plan, finish, plan_run, run_key
 from scorer.prompts import DUMP_LIMIT, prompt_version
 from scorer.provenance import provenance
+from scorer.runpath import identify_from_paths
 from scorer.runs import RunRecord, load_data, load_meta
 from scorer.store import Writer, judge_record, meta_file, verdict_file, write_if_changed
 from scorer.summary import Options, Summary, counted_runs, summarize
@@ -134,9 +135,6 @@ class _Session:
 
     def plan(self, rec: RunRecord, counted: bool) -> Plan:
         plan = plan_run(load_data(rec), self.corpus, self.spec, self.opts.enforce_recheck)
-        verdicts = plan.outcome.verdicts.values()
-        self.result.cached += sum(v.cached for v in verdicts)
-        self.result.reused_priors += sum(v.source.startswith("reference") for v in verdicts)
         limit = self.opts.limit
         if plan.pending and counted and (limit is None or self.judged_runs < limit):
             if self.imported is None:
@@ -154,9 +152,15 @@ class _Session:
         else:
             if plan.pending and counted:
                 self.result.pending_left += len(plan.pending)  # left by --limit
+            for rubric, pending in plan.pending.items():
+                if pending.saved is not None:  # not judged this time: the verdict on disk stands
+                    plan.outcome.verdicts[rubric] = pending.saved
             plan.pending.clear()  # or a superseded re-run, or a task outside the corpus
             finish(plan.outcome)
             self.writer.write(meta_file(plan))
+        verdicts = plan.outcome.verdicts.values()
+        self.result.cached += sum(v.cached for v in verdicts)
+        self.result.reused_priors += sum(v.source.startswith("reference") for v in verdicts)
         return plan
 
     def on_result(self, res: JudgeResult) -> None:
@@ -241,6 +245,7 @@ def score(opts: ScoreOptions, reporter: Reporter | None = None) -> ScoreResult:
             if not batch.single_run:
                 session.writer.sweep(batch.path)
             recs = [load_meta(d) for d in batch.runs]
+            identify_from_paths(recs, corpus.tasks if corpus is not None else ())
             keys = [run_key(r, corpus) for r in recs]
             counted |= {k.run_dir for k in counted_runs(keys, corpus is not None)}
             work.append((batch, recs))

@@ -34,11 +34,17 @@ class JudgeSpec:
 
 @dataclass
 class Pending:
-    """One judge call a run still needs, with what its judge file will record."""
+    """One judge call a run still needs, with what its judge file will record.
+
+    saved is the verdict already on disk for the same inputs (under --force, or a judge error):
+    kept when the call is not made this time (beyond --limit, a superseded re-run), so a verdict
+    is only ever replaced by a new one, never erased.
+    """
 
     job: JudgeJob
     cache_key: str
     truncated: bool
+    saved: RubricVerdict | None = None
 
 
 @dataclass
@@ -51,8 +57,11 @@ class Plan:
 def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
     meta = rec.meta
     if meta is not None:
+        if rec.meta_from_path and meta.task_json_sha256 in corpus.by_sha:
+            # the task.json copy is the file the run ran; the case was parsed from a name
+            return corpus.by_sha[meta.task_json_sha256]
         return corpus.find(meta.test_case, meta.task_json_sha256)
-    # run-meta.json is unreadable: the reference names run dirs <harness>-<case>-<model>-<ts>
+    # neither run-meta.json nor the layout names the task: a corpus slug in the directory's name
     hits = [slug for slug in corpus.tasks if f"-{slug}-" in f"-{rec.dir.name}-"]
     return corpus.tasks[max(hits, key=len)] if hits else None
 
@@ -96,6 +105,7 @@ def _new_outcome(rec: RunRecord, stage: Stage1) -> Outcome:
         stage=stage,
         credited=stage.intercepted,
         notes=list(rec.notes),
+        identified=meta is not None,
     )
 
 
@@ -136,28 +146,40 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
         key = cache_key(
             judge.config, rubric, judge.versions[rubric], instruction, dump.text, context
         )
-        if not judge.force:
-            record, why = read_record(our_judge_path(rec.dir, rubric))
-            if why:
-                out.notes.append(why)
-            if record is not None and record.cache_key == key and record.match is not None:
-                out.verdicts[rubric] = RubricVerdict(
-                    record.match,
-                    record.reason,
-                    "judge",
-                    record.error,
-                    record.usage.input_tokens,
-                    record.usage.output_tokens,
-                    cached=True,
-                )
-                continue
-            prior = read_prior(rec.dir, rubric, rec.meta_raw, judge.config.name)
-            if prior is not None:
-                out.verdicts[rubric] = RubricVerdict(prior.match, prior.reason, prior.source)
-                continue
+        saved = _saved_verdict(rec, rubric, key, judge.config.name, out)
+        if saved is not None and saved.match is not None and not judge.force:
+            out.verdicts[rubric] = saved
+            continue
         job = JudgeJob((id(plan), rubric), rubric, instruction, dump.text, context)
-        plan.pending[rubric] = Pending(job, key, dump.truncated)
+        plan.pending[rubric] = Pending(job, key, dump.truncated, saved)
     return plan
+
+
+def _saved_verdict(
+    rec: RunRecord, rubric: str, key: str, judge_name: str, out: Outcome
+) -> RubricVerdict | None:
+    """The verdict on disk for these inputs: ours with a match, else the reference's, else ours
+    with an error (null match), else None."""
+    record, why = read_record(our_judge_path(rec.dir, rubric))
+    if why:
+        out.notes.append(why)
+    ours = None
+    if record is not None and record.cache_key == key:
+        ours = RubricVerdict(
+            record.match,
+            record.reason,
+            "judge",
+            record.error,
+            record.usage.input_tokens,
+            record.usage.output_tokens,
+            cached=True,
+        )
+        if record.match is not None:
+            return ours
+    prior = read_prior(rec.dir, rubric, rec.meta_raw, judge_name)
+    if prior is not None:
+        return RubricVerdict(prior.match, prior.reason, prior.source)
+    return ours
 
 
 def finish(out: Outcome) -> None:

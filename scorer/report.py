@@ -6,8 +6,11 @@ answered from the score index shows exactly what a full scoring shows.
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # rich is imported when something is drawn, not when a summary is read
     from rich.console import Console
@@ -64,6 +67,57 @@ class ProgressReporter:
     def done(self) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+class PlainProgress:
+    """--progress without a TTY (a log, a CI job): a plain line every ~10% or every few seconds.
+
+    rich's bar is transient and draws nothing when stderr is not a terminal, so it would show
+    nothing at all there.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        every_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.every_s = every_s
+        self.clock = clock
+        self.total = 0
+        self.count = 0
+        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.started: float | None = None
+        self.shown_at = 0.0
+        self.shown_count = 0
+
+    def queued(self, n: int) -> None:
+        if self.started is None:
+            self.started = self.shown_at = self.clock()
+        self.total += n
+
+    def judged(self, result: Any) -> None:
+        self.count += 1
+        self.tally[result.verdict.match] += 1
+        step = max(1, math.ceil(self.total / 10))
+        now = self.clock()
+        if self.count - self.shown_count >= step or now - self.shown_at >= self.every_s:
+            self._line(now)
+
+    def done(self) -> None:
+        if self.count != self.shown_count:
+            self._line(self.clock())
+
+    def _line(self, now: float) -> None:
+        t = self.tally
+        elapsed = now - (self.started or now)
+        self.stream.write(
+            f"judging {self.count}/{self.total}: match {t[True]}, mismatch {t[False]}, "
+            f"error {t[None]} ({elapsed:.1f} s)\n"
+        )
+        self.stream.flush()
+        self.shown_at, self.shown_count = now, self.count
 
 
 def _pct(rate: float | None) -> str:
@@ -144,4 +198,4 @@ def print_batches(batches: list[Shown], console: Console) -> None:
             console.print(f"  {line}", highlight=False, markup=False)
 
 
-__all__ = ["ProgressReporter", "Shown", "print_batches", "summary_table"]
+__all__ = ["PlainProgress", "ProgressReporter", "Shown", "print_batches", "summary_table"]

@@ -31,6 +31,8 @@ class RunRecord:
     interception_present: bool = False
     task: Task | None = None
     task_sha256: str | None = None
+    task_read: bool = False
+    meta_from_path: bool = False  # run-meta.json unreadable: meta built from the path (runpath)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -88,7 +90,11 @@ def _read_interception(rec: RunRecord) -> None:
         rec.problems.append(str(e))
 
 
-def _read_task(rec: RunRecord) -> None:
+def read_task(rec: RunRecord) -> None:
+    """Read the run's task.json copy into the record, once."""
+    if rec.task_read:
+        return
+    rec.task_read = True
     path = rec.dir / "task.json"
     try:
         raw = path.read_bytes()
@@ -115,7 +121,7 @@ def load_meta(run_dir: Path) -> RunRecord:
 def load_data(rec: RunRecord) -> RunRecord:
     """Add data/interception.json and the task.json copy to a record from load_meta."""
     _read_interception(rec)
-    _read_task(rec)
+    read_task(rec)
     return rec
 
 
@@ -124,4 +130,4 @@ def load_run(run_dir: Path) -> RunRecord:
     return load_data(load_meta(run_dir))
 
 
-__all__ = ["RunRecord", "load_data", "load_meta", "load_run"]
+__all__ = ["RunRecord", "load_data", "load_meta", "load_run", "read_task"]

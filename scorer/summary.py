@@ -3,8 +3,10 @@
 The unit of a score is an entry: one (model, harness) in a batch. N is the corpus size with
 --tasks (or --n-total), else the number of distinct tasks among the entry's runs; a task with no
 run is missing and counts as not passed; a run of a task outside the corpus is extra and left out
-of N; re-runs count once (the newest). The batch's top-level numbers add up its entries and keep
-the reference's keys. The file holds no clock time, so a resumed run writes the same summary.
+of N; re-runs count once (the newest). Runs nobody can be named for (run-meta.json unreadable,
+the path not in the reference's layout) add only their own tasks to N and no leaderboard row.
+The batch's top-level numbers add up its entries and keep the reference's keys. The file holds
+no clock time, so a resumed run writes the same summary.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class Entry(Counts):
     dataset: str
     wall_hours: float
     missing: list[str] = Field(default_factory=list)
-    leaderboard: LeaderboardRow
+    leaderboard: LeaderboardRow | None  # None: nobody to credit (runs no file or path names)
 
 
 class TaskRow(BaseModel):
@@ -280,6 +282,7 @@ def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Su
     )
     rows: list[TaskRow] = []
     counted_all: list[Outcome] = []
+    named = sum(any(o.identified for o in runs) for runs in groups.values())
     for (model, harness), runs in groups.items():
         by_task, extra = _split(runs, corpus is not None)
         counted = []
@@ -288,10 +291,21 @@ def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Su
             rows.append(_row(newest, "counted", batch_dir))
             rows.extend(_row(o, "rerun", batch_dir) for o in older)
         rows.extend(_row(o, "extra", batch_dir) for o in extra)
-        missing = sorted(set(corpus) - set(by_task)) if corpus is not None else []
-        n_total = opts.n_total or (len(corpus) if corpus is not None else len(by_task))
+        # An entry made only of runs that neither run-meta.json nor the directory's path
+        # attributes (see scorer/runpath.py) is nobody's: its runs may belong to any entry, most
+        # likely to one that already lists their task as missing. Counting them against a whole
+        # corpus would add a corpus to the batch's N for one broken file and put an
+        # "unknown,unknown" row on the leaderboard; so they count as what they are, a few failed
+        # runs: N is their distinct tasks, nothing is missing, and no leaderboard row is made.
+        identified = any(o.identified for o in runs)
+        missing = sorted(set(corpus) - set(by_task)) if corpus is not None and identified else []
+        n_total = len(by_task)
+        if identified:
+            n_total = opts.n_total or (len(corpus) if corpus is not None else len(by_task))
         durations = sum(o.duration_s or 0 for o in runs)
-        elapsed = opts.batch_elapsed_s if len(groups) == 1 and opts.batch_elapsed_s else durations
+        elapsed = durations
+        if identified and named == 1 and opts.batch_elapsed_s:
+            elapsed = opts.batch_elapsed_s  # the batch's wall time is this entry's alone
         counts = Counts(
             n_total=n_total,
             n_runs=len(runs),
@@ -317,11 +331,13 @@ def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Su
                 total=n_total,
                 pass_rate=f"{100 * passed / n_total:.2f}" if n_total else "0.00",
                 wall_hours=f"{elapsed / 3600:.2f}",
-            ),
+            )
+            if identified
+            else None,
         )
         summary.entries.append(entry)
         counted_all.extend(counted)
-        if corpus is not None:
+        if missing:
             rows.extend(
                 TaskRow(test_case=slug, status="missing", model=model, harness=harness)
                 for slug in missing

@@ -13,7 +13,7 @@ import pytest
 
 from scorer.cli import main
 from scorer.pipeline import ScoreOptions, score
-from tests.scorer.builder import reference_run, task_json
+from tests.scorer.builder import reference_run, task_json, write_corpus
 from tests.scorer.conftest import FAKE_KEY, models_yaml
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, error, verdict
 
@@ -326,3 +326,116 @@ def test_both_rubrics_strict_decides(tmp_path: Path, judge: JudgeServer) -> None
         "lenient",
     }
     assert s["tasks"][0]["match_lenient"] is True and s["tasks"][0]["match_strict"] is False
+
+
+def metas(batch: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(batch.rglob("run-meta.json"))]
+
+
+def test_force_with_a_limit_keeps_the_verdicts_it_does_not_redo(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    batch = batch_of(tmp_path, 4)
+    assert run_cli(batch, judge) == 0 and judge.count == 4
+    judge.script([verdict(False, "second opinion")])
+    assert run_cli(batch, judge, "--force", "--limit", "1") == 0
+    assert judge.count == 5  # case-00 only
+    assert [r["match"] for r in judge_files(batch)] == [False, True, True, True]
+    assert [(m["result_category"], m["judge_match"], m["final_pass"]) for m in metas(batch)] == [
+        ("judge_mismatch", False, False),
+        *[("passed", True, True)] * 3,
+    ]
+    s = summary(batch)
+    assert (s["n_passed"], s["n_judge_mismatch"], s["n_unjudged"], s["n_judge_error"]) == (
+        3,
+        1,
+        0,
+        0,
+    )
+    assert [t["verdict_source"] for t in s["tasks"]] == ["judge"] * 4
+
+
+def test_a_limit_keeps_a_judge_error_it_does_not_retry(tmp_path: Path, judge: JudgeServer) -> None:
+    judge.script([error(400, "context too long")] * 2)
+    batch = batch_of(tmp_path, 2)
+    assert run_cli(batch, judge) == 0 and judge.count == 2
+    assert summary(batch)["n_judge_error"] == 2
+    judge.script([verdict(True)])
+    assert run_cli(batch, judge, "--limit", "1") == 0 and judge.count == 3
+    assert [(m["result_category"], m["judge_match"]) for m in metas(batch)] == [
+        ("passed", True),
+        ("judge_error", None),  # not asked again this time: still the error it was, not "unjudged"
+    ]
+    s = summary(batch)
+    assert (s["n_passed"], s["n_judge_error"], s["n_unjudged"]) == (1, 1, 0)
+
+
+def split_prompt(call: JudgeCall) -> tuple[str, str, str]:
+    """The user message around the request: (before, inside the markers, after)."""
+    user = call.user
+    open_ = next(line for line in user.splitlines() if line.startswith("<<<REQUEST "))
+    before, rest = user.split(open_, 1)
+    inside, after = rest.split(open_.replace("<<<REQUEST", "<<<END REQUEST"), 1)
+    return before, inside, after
+
+
+def test_the_scoring_documents_flat_interception_shape(tmp_path: Path, judge: JudgeServer) -> None:
+    """interception.json with url, method and body at top level is read, re-checked and judged."""
+    judge.script([verdict(True, "flat")])
+    corpus = write_corpus(tmp_path / "corpus" / "v9", {"case-00": task_json("case-00")})
+    batch = batch_of(tmp_path)
+    run = next(batch.rglob("openclaw-case-00-*"))
+    flat = {
+        "url": "https://shop.example.com/api/cart",
+        "method": "POST",
+        "body": {"item": "red mug", "qty": 2},
+        "headers": {"Authorization": "Bearer sk-flat-header-secret"},
+        "timestamp": 1767268800.5,
+    }
+    (run / "data" / "interception.json").write_text(json.dumps(flat))
+    assert run_cli(batch, judge, "--tasks", str(corpus)) == 0
+    (call,) = judge.calls
+    _before, inside, _after = split_prompt(call)
+    assert json.loads(inside.strip()) == {
+        "url": "https://shop.example.com/api/cart",
+        "method": "POST",
+        "body": {"item": "red mug", "qty": 2},
+    }
+    assert "sk-flat-header-secret" not in json.dumps(call.body)  # headers never reach the judge
+    (row,) = summary(batch)["tasks"]
+    assert row["intercepted"] is True and row["result_category"] == "passed"
+    assert row["recheck"] == {"status": "pass", "reasons": []}
+    assert row["infra_reason"] is None
+    assert judge_files(batch)[0]["match"] is True
+    meta = json.loads((run / "run-meta.json").read_text())
+    assert (meta["result_category"], meta["judge_match"], meta["final_pass"]) == (
+        "passed",
+        True,
+        True,
+    )
+
+
+def test_judge_context_from_the_corpus_reaches_the_prompt(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    """The run has no task.json copy: judge_context comes from --tasks, and changes the key."""
+    context = {
+        "rubric": "Only a red ceramic mug counts; a travel mug is a mismatch.",
+        "reference_solution": "POST /api/cart with item=red mug, qty=1",
+    }
+    task = task_json("case-00", task_id=0, judge_context=context)
+    corpus = write_corpus(tmp_path / "corpus" / "v9", {"case-00": task})
+    batch = batch_of(tmp_path)
+    run = next(batch.rglob("openclaw-case-00-*"))
+    assert not (run / "task.json").exists()
+    assert run_cli(batch, judge) == 0  # without --tasks there is no context to show
+    assert "GRADING CONTEXT" not in judge.calls[0].user
+    assert run_cli(batch, judge, "--tasks", str(corpus)) == 0
+    assert judge.count == 2  # the context is an input of the verdict: not the cached one
+    before, inside, after = split_prompt(judge.calls[1])
+    assert "GRADING CONTEXT (from the task author, not shown to the agent):" in after
+    assert f"Rubric:\n{context['rubric']}" in after
+    assert f"Reference solution:\n{context['reference_solution']}" in after
+    assert "red ceramic" not in before + inside
+    first, second = judge.calls
+    assert first.user.split("<<<REQUEST")[0] == second.user.split("<<<REQUEST")[0]

@@ -1,0 +1,87 @@
+"""--progress when stderr is not a terminal (a pipe, a log): plain lines, not a silent bar."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from scorer.engine import JudgeJob, JudgeResult
+from scorer.report import PlainProgress
+from scorer.verdict import Verdict
+from tests.conftest import ROOT
+from tests.scorer.builder import reference_run, task_json
+from tests.scorer.conftest import models_yaml
+from tests.support.judge_server import JudgeCall, JudgeServer, Reply, verdict
+
+LINE = re.compile(r"^judging (\d+)/(\d+): match (\d+), mismatch (\d+), error (\d+) \([\d.]+ s\)$")
+RUNS = 30
+
+
+def by_case(call: JudgeCall) -> Reply:
+    return verdict(int(call.user.split("(case-")[1][:2]) % 3 != 0, "scripted")
+
+
+def scorer(batch: Path, judge: JudgeServer, *extra: str) -> subprocess.CompletedProcess[str]:
+    yaml = models_yaml(batch.parent / "models.yaml", judge)
+    cmd = [sys.executable, "-m", "scorer.cli", str(batch), "--models-yaml", str(yaml)]
+    cmd += ["--judge-model", "judge-x", "--json", *extra]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(cmd, env=env, capture_output=True, text=True)  # stderr: a pipe
+
+
+def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServer) -> None:
+    judge.script(by_case)
+    batch = tmp_path / "batch-20260101-120000"
+    for i in range(RUNS):
+        case = f"case-{i:02d}"
+        reference_run(
+            batch,
+            case,
+            task_json(case, task_id=i),
+            request={"url": "https://a/x", "method": "POST"},
+        )
+    done = scorer(batch, judge, "--progress")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    found = [LINE.match(line) for line in lines]
+    assert all(found), lines
+    counts = [(int(m[1]), int(m[2])) for m in found if m]
+    assert 2 <= len(counts) <= 2 * 10 + 1  # about every 10%, never a line per verdict
+    assert [c for c, _ in counts] == sorted({c for c, _ in counts})  # judged only goes up
+    assert lines[-1].startswith(f"judging {RUNS}/{RUNS}: match 20, mismatch 10, error 0 (")
+    # the verdicts are saved, so no judge call now: no progress to show
+    for index in Path(os.environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*"):
+        index.unlink()
+    again = scorer(batch, judge, "--progress")
+    assert again.returncode == 0 and again.stderr == "" and judge.count == RUNS
+
+
+def test_without_progress_a_pipe_gets_nothing(tmp_path: Path, judge: JudgeServer) -> None:
+    batch = tmp_path / "batch-20260101-120000"
+    reference_run(batch, "a", task_json("a"), request={"url": "https://a/x", "method": "POST"})
+    done = scorer(batch, judge)
+    assert done.returncode == 0 and done.stderr == "" and judge.count == 1
+
+
+def result(match: bool | None) -> JudgeResult:
+    job = JudgeJob(("run", "strict"), "strict", "instruction", "{}", None)
+    return JudgeResult(job, Verdict(match, "r", None if match is not None else "error"))
+
+
+def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
+    now = [100.0]
+    out = io.StringIO()
+    progress = PlainProgress(out, every_s=5.0, clock=lambda: now[0])
+    progress.queued(1000)  # a step of 100 verdicts between the 10% lines
+    for match, later in [(True, 1.0), (False, 1.0), (None, 4.0), (True, 1.0)]:
+        now[0] += later
+        progress.judged(result(match))
+    progress.done()
+    assert out.getvalue().splitlines() == [
+        "judging 3/1000: match 1, mismatch 1, error 1 (6.0 s)",  # 5 s after the start
+        "judging 4/1000: match 2, mismatch 1, error 1 (7.0 s)",  # the last count, at the end
+    ]
