@@ -7,29 +7,39 @@
 # BuildKit features are used (the Docker SDK cannot drive BuildKit).
 #
 # The CA bundle for the build's own downloads (build-ca.pem, empty unless --ca-bundle is given)
-# is copied into the `build` stage only: pip uses it through PIP_CERT there, and the final image
-# takes nothing from that stage but the venv, so the bundle is in no layer of the final image
-# and never in the agent's trust store. apt uses the base image's sources as they are (Debian's
-# are plain HTTP with signed indexes, which a TLS-inspecting proxy does not touch).
+# never reaches the final image. apt trusts it in the `packages` stage (Acquire::https::CaInfo,
+# for https sources behind a TLS-inspecting proxy; Debian's default sources are plain HTTP with
+# signed indexes and do not need it); that stage deletes it in the same RUN and `system` takes
+# the stage's finished file tree, not its layers, so the COPY that brought the bundle in is in
+# no layer of the final image. pip trusts it (PIP_CERT) in the `build` stage, whose venv alone
+# goes on. The bundle is never in the agent's trust store.
 
 ARG BASE_IMAGE=python:3.12-slim
 
-FROM ${BASE_IMAGE} AS system
+FROM ${BASE_IMAGE} AS packages
 ARG WITH_CHROMIUM=0
 ARG EXTRA_PACKAGES=""
-ENV LANG=C.UTF-8
+COPY build-ca.pem /tmp/build/
 RUN set -eu; \
+    apt_ca=""; \
+    if [ -s /tmp/build/build-ca.pem ]; then apt_ca="-o Acquire::https::CaInfo=/tmp/build/build-ca.pem"; fi; \
     pkgs="iptables ca-certificates libnss3-tools curl util-linux openssl"; \
     if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then pkgs="$pkgs python3 python3-venv"; fi; \
     if [ "$WITH_CHROMIUM" = 1 ]; then pkgs="$pkgs chromium fonts-liberation"; fi; \
-    apt-get update -qq; \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    apt-get $apt_ca update -qq; \
+    DEBIAN_FRONTEND=noninteractive apt-get $apt_ca install -y -qq --no-install-recommends \
         $pkgs $EXTRA_PACKAGES >/dev/null; \
-    rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
+    rm -rf /tmp/build /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
     id proxy >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin proxy; \
     useradd --create-home --uid 1000 --user-group --shell /bin/sh agent; \
     mkdir -p /clawbench /my-info; \
     chmod 0755 /clawbench /my-info
+
+# One layer holding packages' files as they ended (owners, modes and setuid bits kept). The base
+# image's settings do not carry over: PATH covers /usr/local/bin (python:3.12-slim's python3).
+FROM scratch AS system
+COPY --from=packages / /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
 
 FROM system AS build
 COPY build-ca.pem constraints.txt /tmp/build/

@@ -9,7 +9,6 @@ removed, the summary is written, exit 130.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import secrets
 import sys
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import docker
-import docker.errors
 
 from proxy_addon.records import RecordError
 from proxy_addon.tasks import TaskError, load_task
@@ -91,9 +89,9 @@ class _Containers:
         with self._lock:
             live = list(self._live.values())
         for container in live:
-            # Already gone is fine: its worker removes what is left.
-            with contextlib.suppress(docker.errors.DockerException):
-                container.kill()
+            # Not started yet or already gone is fine: its worker sees the stop event, or
+            # removes what is left.
+            engine.kill(container)
 
 
 def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> tuple[list, list]:
@@ -156,6 +154,7 @@ def run_batch(
             out=batch_dir,
             labels={**template.labels, engine.BATCH_LABEL: batch_id},
             on_container=containers.add,
+            stop=stopping,
         )
         say(f"START {case}")
         outcome = run_task(client, req)
@@ -199,10 +198,18 @@ def run_batch(
         removed = engine.remove_labelled(client, engine.BATCH_LABEL, batch_id)
         if removed:
             say(f"removed {removed} leftover container(s)")
-    for future in futures:
-        if future.done() and not future.cancelled() and future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]  # a bug of ours: fail loudly
-    for i, case_dir in todo:
+    for (i, case_dir), future in zip(todo, futures, strict=True):
+        error = future.exception() if future.done() and not future.cancelled() else None
+        if error is not None:
+            # run_task records its own failures; this is one it could not (no run directory,
+            # an unreadable run-meta.json): an infra failure of this job, not of the batch.
+            say(f"ERROR {case_name(case_dir)}: {type(error).__name__}: {error}")
+            results[i] = BatchJob(
+                model=template.model,
+                case=case_name(case_dir),
+                status="error",
+                result_category="infra_failure",
+            )
         results.setdefault(
             i, BatchJob(model=template.model, case=case_name(case_dir), status="skipped")
         )

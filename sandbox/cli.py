@@ -7,20 +7,22 @@
     clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
                                    [--resume BATCH_DIR] [--include-placeholders]
 
-Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure.
+Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from sandbox import engine
 from sandbox.agents.script import ScriptError, load_script
@@ -28,9 +30,60 @@ from sandbox.image import DEFAULT_BASE, DEFAULT_IMAGE, BuildError, build_image
 from sandbox.payload import AgentChoice
 from sandbox.runner import RunRequest, run_task
 
+RUN_EXIT_CODES = """exit codes:
+  0    intercepted
+  1    not intercepted (the agent's failure)
+  2    setup or infra error (bad options, missing image, proxy never ready, container failed)
+  130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
+BATCH_EXIT_CODES = """exit codes:
+  0    every run finished without an infra failure (intercepted or not)
+  2    setup error, or at least one run ended as an infra failure
+  130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
+
 
 class UsageError(ValueError):
     """A bad command line; one line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line as a UsageError (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds, > 0 (or >= 0 with zero_ok)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+            bound = ">= 0" if zero_ok else "> 0"
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number of seconds {bound}, not {text}"
+            )
+        return value
+
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _command(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the command is empty")
+    return text
 
 
 def _default_image() -> str:
@@ -109,10 +162,13 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         "--agent",
         choices=("null", "scripted"),
         default="null",
-        help="a built-in agent (default: null, which does nothing)",
+        help="built-in agent: null does nothing, scripted replays --script (default: %(default)s)",
     )
     who.add_argument(
-        "--agent-cmd", metavar="CMD", help="run CMD with /bin/sh as the unprivileged agent user"
+        "--agent-cmd",
+        type=_command,
+        metavar="CMD",
+        help="run CMD with /bin/sh as the unprivileged agent user",
     )
     p.add_argument(
         "--script",
@@ -125,15 +181,20 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         default=_default_image(),
         help="sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or %(default)s)",
     )
-    p.add_argument("--model", default="none", help="model name for the run directory")
+    p.add_argument(
+        "--model", default="none", help="model name for the run directory (default: %(default)s)"
+    )
     p.add_argument("--harness", help="harness name (default: the agent's kind)")
-    p.add_argument("--out", type=Path, default=Path("out"), help="output directory")
+    p.add_argument(
+        "--out", type=Path, default=Path("out"), help="output directory (default: %(default)s)"
+    )
     p.add_argument(
         "--env",
         action="append",
         default=[],
         metavar="K=V",
-        help="agent environment variable (K alone copies it from here)",
+        help="agent environment variable, repeatable (K alone copies it from here); "
+        "run-meta.json lists the names only",
     )
     p.add_argument("--network", help="Docker network for the agent's container")
     p.add_argument(
@@ -147,21 +208,22 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="K=V",
-        help="extra mitmproxy option for the proxy inside the container",
+        help="extra mitmproxy option for the proxy inside the container, repeatable",
     )
     p.add_argument(
         "--stop-grace",
-        type=float,
+        type=_seconds(zero_ok=True),
         default=10,
         metavar="S",
-        help="seconds between SIGTERM and SIGKILL when stopping the agent",
+        help="seconds between SIGTERM and SIGKILL when stopping the agent (default: %(default)s)",
     )
     p.add_argument(
         "--proxy-timeout",
-        type=float,
+        type=_seconds(zero_ok=False),
         default=60,
         metavar="S",
-        help="seconds to wait for the proxy to become ready",
+        help="seconds to wait for the proxy to become ready; past it the run is an infra "
+        "failure, stop_reason proxy_failed (default: %(default)s)",
     )
     p.add_argument("--judge-model", metavar="NAME", help="score the run(s) right away")
     p.add_argument(
@@ -174,16 +236,28 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clawbench-sandbox", description=__doc__.split("\n")[0])
+    fmt = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
+    parser = _Parser(
+        prog="clawbench-sandbox",
+        description=__doc__.split("\n")[0],
+        epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",
+        formatter_class=fmt,
+    )
     parser.add_argument("--debug", action="store_true", help="tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build the sandbox image")
+    b = sub.add_parser(
+        "build",
+        help="build the sandbox image",
+        description="Build the sandbox image (never pulls anything but the base image's packages).",
+        epilog="exit codes:\n  0    built\n  2    the build failed (its last lines are shown)",
+        formatter_class=fmt,
+    )
     b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
     b.add_argument(
         "--ca-bundle",
         type=Path,
         metavar="PEM",
-        help="CA bundle for the build's own downloads (not kept in the image)",
+        help="CA bundle for the build's own downloads, pip and apt (not kept in the image)",
     )
     b.add_argument("--tag", default=_default_image(), help="default: %(default)s")
     b.add_argument("--chromium", action="store_true", help="install Chromium in the image")
@@ -193,23 +267,41 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PKGS",
         help="more apt packages, space-separated (e.g. nodejs)",
     )
-    r = sub.add_parser("run", help="run one task in the sandbox")
+    r = sub.add_parser(
+        "run",
+        help="run one task in the sandbox",
+        description="Run one task in the sandbox and leave a run directory under --out.",
+        epilog=RUN_EXIT_CODES,
+        formatter_class=fmt,
+    )
     r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
     _agent_options(r)
-    t = sub.add_parser("batch", help="run every task of a corpus")
+    t = sub.add_parser(
+        "batch",
+        help="run every task of a corpus",
+        description="Run every */task.json of a corpus into <out>/batch-<timestamp>/.",
+        epilog=BATCH_EXIT_CODES,
+        formatter_class=fmt,
+    )
     t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
     _agent_options(t)
-    t.add_argument("--concurrency", type=int, default=2, metavar="N")
+    t.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=2,
+        metavar="N",
+        help="containers running at once (default: %(default)s)",
+    )
     t.add_argument(
         "--resume",
         type=Path,
         metavar="BATCH_DIR",
-        help="continue a batch: finished runs are kept, the rest run",
+        help="continue a batch: finished runs are kept, infra failures and the rest run",
     )
     t.add_argument(
         "--include-placeholders",
         action="store_true",
-        help="also run log-only tasks that can never intercept",
+        help="also run log-only tasks that can never intercept (skipped by default)",
     )
     return parser
 
@@ -261,9 +353,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     from sandbox.batch import BatchOptions, run_batch
-
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
     from sandbox.layout import discover_cases
 
     if not args.corpus.is_dir() or not discover_cases(args.corpus):
@@ -287,7 +376,11 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of clawbench-sandbox."""
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as e:
+        print(f"clawbench-sandbox: {e}", file=sys.stderr)
+        return 2
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     try:
@@ -300,6 +393,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("clawbench-sandbox: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        # A bug or an unforeseen error: exit 2, never Python's 1, which means "not intercepted".
+        if args.debug:
+            raise
+        print(
+            f"clawbench-sandbox: unexpected {type(e).__name__}: {e} (--debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 2
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)  # SIGTERM cleans up like Ctrl-C

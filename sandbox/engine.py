@@ -110,6 +110,9 @@ def create(
     except docker.errors.DockerException as e:
         remove(container)
         raise EngineError(f"cannot copy the task into the container: {e}") from e
+    except BaseException:
+        remove(container)  # Ctrl-C while copying: leave nothing behind
+        raise
     return container
 
 
@@ -136,6 +139,13 @@ def stop(container: Any, grace_s: float) -> None:
         pass
     except docker.errors.DockerException as e:
         raise EngineError(f"cannot stop container: {e}") from e
+
+
+def kill(container: Any) -> None:
+    """SIGKILL the container if it runs; one that is not running (yet, or any more) is fine."""
+    # Docker answers 409 for a container that is not running, 404 for one already removed.
+    with contextlib.suppress(docker.errors.DockerException):
+        container.kill()
 
 
 def remove(container: Any) -> None:

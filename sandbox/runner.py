@@ -6,20 +6,25 @@
               agent.log, mitmdump.log, container.log, ...}
 
 Every run that got as far as a run directory ends with run-meta.json and interception.json,
-infra failures included, so a batch can always be scored and resumed.
+infra failures included (a bug of ours too: its traceback goes to data/runner-error.log), so a
+batch can always be scored and resumed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import docker
+import docker.errors
 from pydantic import ValidationError
 
 from proxy_addon.atomic import write_bytes_atomic, write_json_atomic
@@ -56,7 +61,15 @@ class RunRequest:
     proxy_ready_timeout_s: float = 60
     labels: dict[str, str] = field(default_factory=dict)
     on_container: Callable[[Any], None] | None = None
-    """Called with the container once it started (the batch tracks them for Ctrl-C)."""
+    """Called with the container as soon as it exists, before it starts (the batch tracks
+    them for Ctrl-C)."""
+    stop: threading.Event | None = None
+    """Set on Ctrl-C (by the batch): the run starts no container, or kills the one it just
+    started, so a container created while the batch was being stopped never keeps running."""
+
+
+class _Stopped(Exception):
+    """The stop event was set before the container started."""
 
 
 @dataclass
@@ -115,6 +128,10 @@ def _read_report(path: Path) -> SandboxReport | None:
         return None
 
 
+def _stop_requested(req: RunRequest) -> bool:
+    return req.stop is not None and req.stop.is_set()
+
+
 def _contain(client: docker.DockerClient, run: _Run) -> bool:
     """Create, start, wait for and collect the container; return True on a host timeout."""
     req, task, view = run.req, run.task, run.view
@@ -133,6 +150,8 @@ def _contain(client: docker.DockerClient, run: _Run) -> bool:
     )
     run.container_name = f"clawbench-{run.case[:60]}-{secrets.token_hex(4)}"
     labels = {engine.LABEL: str(run.run_dir), **req.labels}
+    data = run.run_dir / "data"
+    timed_out = False
     container = engine.create(
         client,
         req.image,
@@ -141,13 +160,17 @@ def _contain(client: docker.DockerClient, run: _Run) -> bool:
         files=files,
         network=req.network,
     )
-    data = run.run_dir / "data"
-    timed_out = False
     try:
-        run.container_started = time.time()
-        engine.start(container)
+        # Registered before it can run: a Ctrl-C from here on finds it. The stop checks around
+        # start() close the window where the batch's kill met a container not yet running.
         if req.on_container is not None:
             req.on_container(container)
+        if _stop_requested(req):
+            raise _Stopped
+        run.container_started = time.time()
+        engine.start(container)
+        if _stop_requested(req):
+            engine.kill(container)
         deadline = (
             task.time_limit * 60 + req.proxy_ready_timeout_s + req.stop_grace_s + HOST_GRACE_S
         )
@@ -194,14 +217,31 @@ def run_task(client: docker.DockerClient, req: RunRequest) -> RunOutcome:
         setup_failure = f"task_data: {e}"
     except engine.EngineError as e:
         setup_failure = f"engine: {e}"
+    except _Stopped:
+        setup_failure = "interrupted: stopped before the container started"
     except KeyboardInterrupt:
         setup_failure = "interrupted: the runner was stopped"
+        # Ctrl-C inside a Docker call may have left a container we never got a handle on.
+        with contextlib.suppress(docker.errors.DockerException):
+            engine.remove_labelled(client, engine.LABEL, str(run.run_dir))
         _finish(run, setup_failure, timed_out)
         raise
+    except Exception as e:  # a bug of ours or an unforeseen error: still a recorded infra failure
+        setup_failure = _unexpected(run, e)
     verdict = _finish(run, setup_failure, timed_out)
     return RunOutcome(
         run.run_dir, verdict, verdict.result_category == "intercepted", time.time() - run.started
     )
+
+
+def _unexpected(run: _Run, error: Exception) -> str:
+    """Keep the traceback in data/runner-error.log; return a one-line failure reason."""
+    data = run.run_dir / "data"
+    data.mkdir(exist_ok=True)
+    text = "".join(traceback.format_exception(error))
+    write_bytes_atomic(data / "runner-error.log", text.encode())
+    line = " ".join(f"{type(error).__name__}: {error}".split())
+    return f"runner: {line[:500]} (traceback in data/runner-error.log)"
 
 
 def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Verdict:

@@ -93,4 +93,4 @@ def wait_ready(
         time.sleep(POLL_S)
     if interrupted():
         raise SetupError("interrupted", "stopped while waiting for the proxy")
-    raise SetupError("proxy_failed", f"no .proxy-ready after {timeout_s:.0f}s: {tail(log)}")
+    raise SetupError("proxy_failed", f"no .proxy-ready after {timeout_s:g}s: {tail(log)}")

@@ -7,9 +7,11 @@ send traffic only there. The slow 1-minute time-limit run starts first, in the b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -20,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
 from proxy_addon.bodies import parse_body
@@ -283,8 +286,9 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
     agent_log = b""
     while b'"done"' not in agent_log and time.monotonic() < deadline:
         time.sleep(0.2)
-        if started:
-            agent_log = started[0].exec_run(["cat", "/clawbench/logs/agent.log"]).output
+        if started:  # registered at create time: exec fails until it runs
+            with contextlib.suppress(docker.errors.APIError):
+                agent_log = started[0].exec_run(["cat", "/clawbench/logs/agent.log"]).output
     assert b'"done"' in agent_log, agent_log
     container = started[0]
     as_proxy = container.exec_run(
@@ -396,7 +400,9 @@ def test_submit_page_answer_is_intercepted_and_judged(
     assert meta.model_extra["sandbox"]["submit_page"] is True
 
 
-@pytest.mark.parametrize("failure", ["broken_task", "proxy_refuses", "image_missing"])
+@pytest.mark.parametrize(
+    "failure", ["broken_task", "proxy_refuses", "proxy_timeout", "image_missing"]
+)
 def test_infra_failures_are_not_model_failures(
     failure, docker_client, sandbox_image, internet, tmp_path
 ) -> None:
@@ -409,6 +415,8 @@ def test_infra_failures_are_not_model_failures(
         (case / "task.json").write_text(json.dumps({**task, "eval_schma": {}}))
     elif failure == "proxy_refuses":
         extra = ["--mitm-set", "stream_large_bodies=1m"]  # the addon refuses to run with it
+    elif failure == "proxy_timeout":
+        extra = ["--proxy-timeout", "0.01"]  # mitmdump needs far longer to listen
     image = "clawbench-sandbox:no-such-image" if failure == "image_missing" else sandbox_image
     out = tmp_path / "out"
     code = sandbox_main(["run", str(case), *_args(internet, image, out), *extra])
@@ -422,12 +430,173 @@ def test_infra_failures_are_not_model_failures(
     if failure == "broken_task":
         assert "eval_schma" in reason and str(case / "task.json") in reason
         assert meta.model_extra["sandbox"]["container_name"] is None
-    elif failure == "proxy_refuses":
+    elif failure in ("proxy_refuses", "proxy_timeout"):
         assert meta.stop_reason == "proxy_failed" and view.stop_reason == "proxy_failed"
-        assert "stream_large_bodies" in reason
+        why = "stream_large_bodies" if failure == "proxy_refuses" else "no .proxy-ready after 0.01s"
+        assert why in reason
         assert meta.model_extra["sandbox"]["timings"]["agent_started"] is None
     else:
         assert "no-such-image" in reason and "clawbench-sandbox build" in reason
+
+
+def test_a_setup_exception_in_the_runner_is_a_recorded_infra_failure(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    # A library caller can pass what the CLI refuses: config.json's model rejects it.
+    req = _request(
+        internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null"), stop_grace_s=-1
+    )
+    outcome = run_task(docker_client, req)
+    assert outcome.exit_code == 2 and outcome.verdict.result_category == "infra_failure"
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert meta.result_category == "infra_failure" and meta.intercepted is False
+    reason = meta.model_extra["failure_reason"]
+    assert reason.startswith("runner: ValidationError") and "stop_grace_s" in reason
+    assert "\n" not in reason and meta.model_extra["sandbox"]["container_name"] is None
+    data = outcome.run_dir / "data"
+    assert "Traceback" in (data / "runner-error.log").read_text()
+    view = read_interception(data / "interception.json")
+    assert not view.intercepted and view.stop_reason == "container_failed"
+    assert (outcome.run_dir / "task.json").is_file()
+
+
+def test_a_job_the_runner_cannot_record_is_an_error_and_the_batch_goes_on(
+    docker_client, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    corpus = tmp_path / "corpus"
+    for case in ("quick-null", "submit-answer"):
+        shutil.copytree(CASES / case, corpus / case)
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "none").write_text("a file where the model's run directories go")
+    code = sandbox_main(
+        ["batch", str(corpus), "--resume", str(batch), *_args(internet, sandbox_image, tmp_path)]
+    )
+    assert code == 2
+    summary = json.loads((batch / "batch-summary.json").read_text())
+    assert [(j["case"], j["status"], j["result_category"]) for j in summary["jobs"]] == [
+        ("quick-null", "error", "infra_failure"),
+        ("submit-answer", "error", "infra_failure"),
+    ]
+    assert summary["totals"]["error"] == 2 and summary["interrupted"] is False
+    err = capsys.readouterr().err
+    assert "ERROR quick-null: FileExistsError" in err and "Traceback" not in err
+
+
+def test_a_stop_between_create_and_start_never_starts_the_container(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    stop = threading.Event()
+    seen: list[tuple[Any, str]] = []
+
+    def ctrl_c_right_after_create(container: Any) -> None:
+        seen.append((container, container.status))
+        stop.set()
+
+    req = _request(
+        internet,
+        sandbox_image,
+        tmp_path,
+        "quick-null",
+        AgentChoice("cmd", command="sleep 600"),
+        on_container=ctrl_c_right_after_create,
+        stop=stop,
+    )
+    started = time.monotonic()
+    outcome = run_task(docker_client, req)
+    assert time.monotonic() - started < 30
+    ((container, status),) = seen
+    assert status == "created"
+    with pytest.raises(docker.errors.NotFound):
+        container.reload()
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert meta.result_category == "infra_failure" and outcome.exit_code == 2
+    assert meta.model_extra["failure_reason"] == (
+        "interrupted: stopped before the container started"
+    )
+    assert meta.model_extra["sandbox"]["timings"]["container_started"] is None
+    assert not read_interception(outcome.run_dir / "data" / "interception.json").intercepted
+
+
+def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CASES / "quick-null", corpus / "quick-null")
+    (corpus / "placeholder").mkdir()
+    (corpus / "placeholder" / "task.json").write_text(
+        json.dumps(
+            {
+                "instruction": "Log only.",
+                "eval_schema": {"url_pattern": "__PLACEHOLDER_WILL_NOT_MATCH__", "method": "POST"},
+                "time_limit": 1,
+            }
+        )
+    )
+
+    def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
+        code = sandbox_main(["batch", str(corpus), *_args(internet, sandbox_image, out), *extra])
+        assert code == 0
+        (batch_dir,) = out.glob("batch-*")
+        return batch_dir, json.loads((batch_dir / "batch-summary.json").read_text())
+
+    skipping, summary = batch(tmp_path / "default")
+    assert summary["placeholders_skipped"] == ["placeholder"]
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("quick-null", "failed")]
+    assert [p.name.split("-none-")[0] for p in (skipping / "none").iterdir()] == ["null-quick-null"]
+
+    both, summary = batch(
+        tmp_path / "all", "--include-placeholders", "--concurrency", "2", "--agent-cmd", "sleep 3"
+    )
+    assert summary["placeholders_skipped"] == [] and summary["max_concurrent"] == 2
+    assert len(list((both / "none").iterdir())) == 2
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [
+        ("placeholder", "failed"),
+        ("quick-null", "failed"),
+    ]
+    spans = []
+    for job in summary["jobs"]:
+        timings = read_run_meta(Path(job["run_dir"]) / "run-meta.json").model_extra["sandbox"][
+            "timings"
+        ]
+        spans.append((timings["agent_started"], timings["agent_ended"]))
+    # Both agents were running at the same moment: each started before the other ended.
+    assert max(start for start, _ in spans) < min(end for _, end in spans)
+
+
+def test_env_values_reach_the_agent_but_no_file_of_the_run(
+    docker_client, sandbox_image, internet, tmp_path, monkeypatch
+) -> None:
+    given, copied = f"given-{secrets.token_hex(8)}", f"copied-{secrets.token_hex(8)}"
+    monkeypatch.setenv("CB_COPIED", copied)
+    # The agent proves it got the values without writing them anywhere (agent.log is kept).
+    command = 'printf %s "$CB_GIVEN" | sha256sum; printf %s "$CB_COPIED" | sha256sum'
+    code = sandbox_main(
+        [
+            "run",
+            str(CASES / "quick-null"),
+            "--agent-cmd",
+            command,
+            "--env",
+            f"CB_GIVEN={given}",
+            "--env",
+            "CB_COPIED",
+            *_args(internet, sandbox_image, tmp_path),
+        ]
+    )
+    assert code == 1
+    (run,) = (tmp_path / "none").iterdir()
+    hashes = [line.split()[0] for line in (run / "data" / "agent.log").read_text().splitlines()]
+    assert hashes == [hashlib.sha256(v.encode()).hexdigest() for v in (given, copied)]
+    meta = read_run_meta(run / "run-meta.json")
+    assert meta.model_extra["sandbox"]["env_keys"] == ["CB_COPIED", "CB_GIVEN"]
+    files = [p for p in run.rglob("*") if p.is_file()]
+    assert {"run-meta.json", "agent.log", "container.log", "requests.jsonl"} <= {
+        p.name for p in files
+    }
+    for path in files:
+        content = path.read_bytes()
+        assert given.encode() not in content and copied.encode() not in content, path
 
 
 def test_ctrl_c_stops_the_batch_and_leaves_no_containers(

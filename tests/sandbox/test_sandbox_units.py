@@ -441,13 +441,55 @@ QUICK = str(CASES / "quick-null")
         (["run", QUICK, "--upstream-ca", "/nonexistent.pem"], "not a file"),
         (["run", "/nonexistent/task"], "no such task directory"),
         (["batch", f"{QUICK}/task.json"], "no */task.json in it"),
-        (["batch", QUICK, "--concurrency", "0"], "at least 1"),
+        (["batch", QUICK, "--concurrency", "0"], "--concurrency: must be at least 1"),
+        (["batch", QUICK, "--concurrency", "two"], "'two' is not a whole number"),
+        (["run", QUICK, "--stop-grace", "-1"], "--stop-grace: must be a finite number"),
+        (["run", QUICK, "--stop-grace", "inf"], "--stop-grace: must be a finite number"),
+        (["run", QUICK, "--proxy-timeout", "0"], "--proxy-timeout: must be a finite number"),
+        (["batch", QUICK, "--proxy-timeout", "nan"], "--proxy-timeout: must be a finite"),
+        (["run", QUICK, "--proxy-timeout", "soon"], "'soon' is not a number of seconds"),
+        (["run", QUICK, "--agent-cmd", " "], "--agent-cmd: the command is empty"),
+        (["run"], "required: TASK_DIR"),
     ],
 )
 def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None:
     assert cli_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and err.startswith("clawbench-sandbox: ")
+
+
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_bad_numbers_are_refused_before_any_run_directory_exists(command, tmp_path) -> None:
+    out = tmp_path / "out"
+    for bad in (["--stop-grace", "-1"], ["--proxy-timeout", "0"], ["--agent-cmd", ""]):
+        assert cli_main([command, QUICK, "--out", str(out), *bad]) == 2
+    assert not out.exists()
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        cli_main([*argv, "--help"])
+    assert exited.value.code == 0
+    return " ".join(capsys.readouterr().out.split())  # argparse wraps lines at will
+
+
+def test_help_shows_defaults_and_exit_codes(capsys) -> None:
+    batch = _help(capsys, "batch")
+    for text in (
+        "--concurrency N containers running at once (default: 2)",
+        "output directory (default: out)",
+        "(default: 10)",  # --stop-grace
+        "(default: 60)",  # --proxy-timeout
+        "skipped by default",
+        "exit codes: 0 every run finished without an infra failure",
+        "130 interrupted",
+    ):
+        assert text in batch, text
+    run = _help(capsys, "run")
+    for code in ("0 intercepted", "1 not intercepted", "2 setup or infra error", "130 interrupted"):
+        assert code in run and code in _help(capsys), code
+    assert "(default: out)" in run and "--concurrency" not in run
+    assert "exit codes: 0 built" in _help(capsys, "build")
 
 
 @pytest.mark.parametrize(("ipv6", "upstream_ca"), [(False, False), (True, True)])
