@@ -46,6 +46,13 @@ def _short(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _as_sent(value: Any) -> str:
+    """A scalar as a form or query string carries it: JSON's true/false, str() of a number."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _branch_example(branch: str) -> str | None:
     try:
         return example_url(branch)
@@ -186,7 +193,7 @@ def _filter_findings(schema_field: str, values: dict[str, Any], path: Path) -> l
                     "params-not-string",
                     f"{_short(value)} can never equal a query value (always a string, or a "
                     "list of strings for a repeated key)",
-                    f"write it as a string: {_short(str(value))}"
+                    f"write it as a string: {_short(_as_sent(value))}"
                     if not isinstance(value, (dict, list))
                     else "use a string",
                 )
@@ -212,7 +219,7 @@ def _filter_findings(schema_field: str, values: dict[str, Any], path: Path) -> l
                     "body-not-string",
                     f"{_short(value)} never matches a form, multipart or text body (their values "
                     "are strings), only a JSON body with an equal value (and 1 == true there)",
-                    f"use {_short(str(value))} if the site posts a form",
+                    f"use {_short(_as_sent(value))} if the site posts a form",
                 )
             )
     return out

@@ -3,7 +3,8 @@
 A request matches iff re.search(url_pattern, canonical_url) and method == eval_schema.method and
 the body filter and the params filter hold, with the reference's filter semantics. A body the
 filter cannot be checked against (too large, undecodable, a bomb) fails closed: it is blocked and
-credited as body_unverified. A no-match says why, rule by rule.
+credited as body_unverified. A no-match says why, rule by rule, and never quotes a secret the
+request carried (SPEC 4): reasons reach requests.jsonl, rescore-summary.json and the CLI.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_addon.bodies import parse_query
+from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_url
 from proxy_addon.tasks import EvalSchema
 
 _HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
@@ -25,6 +27,16 @@ def _short(value: Any, limit: int = 80) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _sent(key: str, value: Any) -> str:
+    """A value the request carried, as a reason may quote it: secret-keyed values redacted."""
+    if isinstance(key, str) and is_secret_key(key):
+        return _short(REDACTED)
+    try:
+        return _short(redact_fields(value))
+    except RecursionError:  # nested too deep to redact: say what it is, not what it holds
+        return _kind(value)
 
 
 def _kind(value: Any) -> str:
@@ -50,7 +62,7 @@ def _one_mismatch(expected: dict[str, Any], actual: Any, what: str) -> str | Non
             hint = ""
             if isinstance(want, str) != isinstance(got, str):
                 hint = f" ({_kind(want)} never equals {_kind(got)})"
-            return f"{what}: key {key!r} expected {_short(want)}, got {_short(got)}{hint}"
+            return f"{what}: key {key!r} expected {_short(want)}, got {_sent(key, got)}{hint}"
     return None
 
 
@@ -161,7 +173,7 @@ class Matcher:
         if self._regex.search(req.url) is None:
             return MatchResult(
                 False,
-                (f"url: pattern {self.schema.url_pattern!r} not found in {req.url!r}",),
+                (f"url: pattern {self.schema.url_pattern!r} not found in {redact_url(req.url)!r}",),
                 same_host=self._same_host(req.url),
             )
         reasons: list[str] = []

@@ -20,15 +20,19 @@ SECRET_KEY = re.compile(r"token|secret|password|passwd|csrf|session|api[-_]?key"
 
 @functools.lru_cache(maxsize=4096)  # header names repeat on every request; the proxy's hot path
 def is_secret_key(key: str) -> bool:
-    """True for a header, body or query key whose value must not be written anywhere."""
-    return bool(SECRET_KEY.search(key))
+    """True for a header, body or query key whose value must not be written anywhere.
+
+    The secret header names count for body and query keys too: a form field named `cookie`
+    carries what the Cookie header would.
+    """
+    return key.lower() in SECRET_HEADERS or bool(SECRET_KEY.search(key))
 
 
 def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Header pairs → dict (repeats joined with ', '), secret values replaced, names kept."""
     out: dict[str, str] = {}
     for name, value in headers:
-        if name.lower() in SECRET_HEADERS or is_secret_key(name):
+        if is_secret_key(name):
             out[name] = REDACTED
             continue
         if name.lower() in _URL_HEADERS:

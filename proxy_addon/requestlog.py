@@ -141,14 +141,19 @@ def log_body(parsed: ParsedBody | None, size: int) -> Any:
 
 
 def safe_reasons(result: MatchResult, url: str, safe_url: str) -> list[str] | None:
-    """Near-miss reasons for the log: the URL's secret query values redacted, valid text."""
+    """Near-miss reasons for the log, quoting the URL as the log line records it, valid text.
+
+    The matcher already quotes no secret (secret-keyed body and query values, the URL's secret
+    query values); this puts the logged spelling of the URL (printable, redacted) in its place.
+    """
     if not result.near_miss:
         return None
     reasons = list(result.reasons)
-    if url != safe_url:
+    quoted_url = redact_url(url)
+    if quoted_url != safe_url:
         # The matcher quotes the URL with repr(), which may escape characters; replace both.
-        quoted, safe_quoted = repr(url), repr(safe_url)
-        reasons = [r.replace(quoted, safe_quoted).replace(url, safe_url) for r in reasons]
+        quoted, safe_quoted = repr(quoted_url), repr(safe_url)
+        reasons = [r.replace(quoted, safe_quoted).replace(quoted_url, safe_url) for r in reasons]
     return [printable(r) for r in reasons]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from proxy_addon.bodies import parse_body
 from proxy_addon.lint import RULES, lint_file
 from proxy_addon.matching import HttpRequest, Matcher
+from proxy_addon.redact import redact_url
 from proxy_addon.tasks import TaskError, load_task
 from proxy_addon.urls import canonical_url
 from proxy_addon.validation import Finding, find_task_files, validate_file
@@ -55,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
         "match",
         help="would this request be intercepted?",
         description="Decide one request with the proxy's own matcher. Prints JSON "
-        '{"match": bool, "reasons": [...]}; exit 0 on a match, 1 on none, 2 on bad input.',
+        '{"match": bool, "reasons": [...], "url": ...}; exit 0 on a match, 1 on none, 2 on bad '
+        "input. Values under secret-looking keys (token, session, api_key, ...) are printed as "
+        "[REDACTED], as in requests.jsonl, so the output is safe to paste anywhere.",
     )
     m.add_argument("task", metavar="TASK_JSON", help="a task.json or its directory")
     m.add_argument("--method", required=True, help="HTTP method, exactly as sent")
@@ -139,7 +142,8 @@ def _match(args: argparse.Namespace) -> int:
     ctype = args.content_type or headers.get("content-type")
     parsed = parse_body(raw, ctype, headers.get("content-encoding"))
     result = matcher.match(HttpRequest(args.method, url, parsed.value, parsed.error))
-    out: dict[str, Any] = {**result.to_json(), "url": url}
+    # The matcher's reasons quote no secret; the URL is shown the same way (the user has it).
+    out: dict[str, Any] = {**result.to_json(), "url": redact_url(url)}
     print(json.dumps(out, ensure_ascii=False, indent=2))
     return 0 if result.match else 1
 

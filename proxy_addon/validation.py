@@ -63,12 +63,12 @@ def _from_task_error(err: TaskError) -> Finding:
     return Finding(err.path, err.field, err.message)
 
 
-def _extra_info(task: Task, path: Path) -> Iterator[Finding]:
+def _extra_info(items: Iterable[tuple[int, str]], path: Path) -> Iterator[Finding]:
+    """The files that (index, extra_info path) pairs name: inside the task dir, present, unique."""
     task_dir = path.parent.resolve()
     names: dict[str, int] = {}
-    for i, item in enumerate(task.extra_info):
+    for i, rel in items:
         field = f"extra_info[{i}].path"
-        rel = item.path
         if not rel:
             continue  # a note without a file, as the reference's runner allows
         if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute():
@@ -77,7 +77,12 @@ def _extra_info(task: Task, path: Path) -> Iterator[Finding]:
             )
             continue
         target = path.parent / rel
-        if not target.resolve().is_relative_to(task_dir):
+        try:
+            inside = target.resolve().is_relative_to(task_dir)
+        except (OSError, ValueError) as e:  # a NUL byte, a symlink loop
+            yield Finding(str(path), field, f"{rel!r} cannot be resolved: {e}", "fix the path")
+            continue
+        if not inside:
             yield Finding(
                 str(path), field, f"{rel!r} escapes the task directory", "keep files inside it"
             )
@@ -109,43 +114,70 @@ def _regex(pattern: Any, path: Path) -> list[Finding]:
     return []
 
 
-def validate_task(task: Task, path: Path) -> list[Finding]:
-    """Problems of a task that passed the schema: regex, instruction, extra_info files."""
+def _content(
+    instruction: Any, pattern: Any, files: Iterable[tuple[int, str]], path: Path
+) -> list[Finding]:
+    """The checks beyond the schema: instruction text, regex, extra_info files."""
     out: list[Finding] = []
-    if not task.instruction.strip():
+    if isinstance(instruction, str) and not instruction.strip():
         out.append(
             Finding(str(path), "instruction", "is empty", "write the prompt; runners refuse it")
         )
-    out.extend(_regex(task.eval_schema.url_pattern, path))
-    out.extend(_extra_info(task, path))
+    out.extend(_regex(pattern, path))
+    out.extend(_extra_info(files, path))
     return out
+
+
+def validate_task(task: Task, path: Path) -> list[Finding]:
+    """Problems of a task that passed the schema: regex, instruction, extra_info files."""
+    files = ((i, item.path) for i, item in enumerate(task.extra_info))
+    return _content(task.instruction, task.eval_schema.url_pattern, files, path)
+
+
+def _validate_raw(data: dict[str, Any], path: Path) -> list[Finding]:
+    """The same checks, best effort, on a task the schema refused: whatever has the right type."""
+    schema = data.get("eval_schema")
+    pattern = schema.get("url_pattern") if isinstance(schema, dict) else None
+    items = data.get("extra_info")
+    files = [
+        (i, item["path"])
+        for i, item in enumerate(items if isinstance(items, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("path"), str)
+    ]
+    return _content(data.get("instruction"), pattern, files, path)
+
+
+def _schema_checked(path: Path) -> tuple[Any, Task | None, list[Finding]]:
+    """The decoded JSON, the task if it passes the schema, and every schema problem."""
+    try:
+        data = read_task_json(path)
+    except TaskError as e:
+        return None, None, [_from_task_error(e)]
+    if not isinstance(data, dict):
+        got = type(data).__name__
+        return (
+            data,
+            None,
+            [Finding(str(path), "", f"must be a JSON object, got {got}", "wrap it in {}")],
+        )
+    try:
+        return data, Task.model_validate(data), []
+    except ValidationError as e:
+        return data, None, [_from_task_error(err) for err in errors_from_validation(path, e)]
 
 
 def load_checked(path: Path) -> tuple[Task | None, list[Finding]]:
     """Read and schema-check one task file, reporting every schema problem, not just the first."""
-    try:
-        data = read_task_json(path)
-    except TaskError as e:
-        return None, [_from_task_error(e)]
-    if not isinstance(data, dict):
-        got = type(data).__name__
-        return None, [Finding(str(path), "", f"must be a JSON object, got {got}", "wrap it in {}")]
-    try:
-        return Task.model_validate(data), []
-    except ValidationError as e:
-        return None, [_from_task_error(err) for err in errors_from_validation(path, e)]
+    _, task, problems = _schema_checked(path)
+    return task, problems
 
 
 def validate_file(path: Path) -> list[Finding]:
-    """Every problem of one task file, schema first."""
-    task, problems = load_checked(path)
+    """Every problem of one task file: schema first, then regex, instruction and extra_info,
+    which are checked from the raw JSON (best effort) when the schema fails."""
+    data, task, problems = _schema_checked(path)
     if task is not None:
         return validate_task(task, path)
-    # The schema failed; a broken regex is still worth saying in the same pass.
-    try:
-        data = read_task_json(path)
-    except TaskError:
-        return problems
-    schema = data.get("eval_schema") if isinstance(data, dict) else None
-    pattern = schema.get("url_pattern") if isinstance(schema, dict) else None
-    return problems + _regex(pattern, path)
+    if not isinstance(data, dict):
+        return problems  # unreadable, not JSON, or not an object: nothing more to check
+    return problems + _validate_raw(data, path)

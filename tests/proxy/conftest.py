@@ -47,6 +47,15 @@ def write_task(
     return path
 
 
+def secrets_in(directory: Path, secrets: Sequence[str]) -> list[tuple[str, str]]:
+    """(file, secret) for every secret found in any file under directory (temp files too)."""
+    found = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        found += [(path.name, s) for s in secrets if s.encode() in data]
+    return found
+
+
 @dataclass
 class CurlResult:
     code: int

@@ -18,7 +18,7 @@ from proxy_addon.addon_options import parse_routes
 from proxy_addon.clawbench import ClawbenchInterceptor
 from proxy_addon.records import Interception, RequestLogEntry
 from proxy_addon.requestlog import candidate_urls
-from tests.proxy.conftest import write_task
+from tests.proxy.conftest import secrets_in, write_task
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"
 
@@ -212,6 +212,40 @@ def test_near_miss_reasons_and_lines_carry_no_secret(arm) -> None:
     last = armed.log()[-1]
     assert last.url == "http://shop.clawbench.test/api/x\\xe9?api_key=%5BREDACTED%5D"
     assert last.near_miss and "k-789" not in " ".join(last.near_miss)
+
+
+SENT_SESSION, SENT_KEY, SENT_TOKEN, SENT_PASSWORD = "sess-5ec12e7", "key-a91b3c", "t-0c4", "pw-77d"
+FORM = [("Content-Type", "application/x-www-form-urlencoded")]
+
+
+def test_secret_filter_keys_leave_no_sent_value_on_disk(arm) -> None:
+    """A filter on a secret key: the reasons name it but never quote what the agent sent."""
+    armed = arm(schema={"body": {"session_id": "sess-want"}, "params": {"api_key": "key-want"}})
+    shop = "shop.clawbench.test"
+    sent = [
+        # each filter fails on the secret value itself, both at once, then one at a time
+        (f"/api/checkout?api_key={SENT_KEY}", f"session_id={SENT_SESSION}&item=mug"),
+        ("/api/checkout?api_key=key-want", f"session_id={SENT_SESSION}"),
+        (f"/api/checkout?api_key={SENT_KEY}", "session_id=sess-want"),
+        # the same host, another path: the URL reason quotes the URL with its secrets redacted
+        (f"/api/cart?api_key={SENT_KEY}&token={SENT_TOKEN}", f"session_id={SENT_SESSION}"),
+        # the commit, with more secrets riding along
+        (f"/api/checkout?api_key=key-want&token={SENT_TOKEN}",
+         f"session_id=sess-want&password={SENT_PASSWORD}"),
+    ]  # fmt: skip
+    for target, body in sent:
+        armed.send(make_flow(shop, 80, target, headers=FORM, body=body.encode()))
+    log = armed.log()
+    assert [e.matched for e in log] == [False, False, False, False, True]
+    body_why = 'body: key \'session_id\' expected "sess-want", got "[REDACTED]"'
+    params_why = 'params: key \'api_key\' expected "key-want", got "[REDACTED]"'
+    assert [e.near_miss for e in log[:3]] == [[body_why, params_why], [body_why], [params_why]]
+    cart = "http://shop.clawbench.test/api/cart?api_key=%5BREDACTED%5D&token=%5BREDACTED%5D"
+    assert log[3].url == cart and log[3].near_miss and repr(cart) in log[3].near_miss[0]
+    rec = armed.interception()
+    assert rec.request.body == {"session_id": "[REDACTED]", "password": "[REDACTED]"}
+    assert rec.request.params == {"api_key": "[REDACTED]", "token": "[REDACTED]"}
+    assert secrets_in(armed.data, [SENT_SESSION, SENT_KEY, SENT_TOKEN, SENT_PASSWORD]) == []
 
 
 def test_unarmed_addon_kills_everything() -> None:

@@ -124,6 +124,29 @@ def test_messages_say_where_and_why() -> None:
     assert finding.fix
 
 
+@pytest.mark.parametrize(
+    ("method", "filters", "fix"),
+    [
+        # the spelling a form or query string carries: JSON's for booleans, str() for numbers
+        ("POST", {"body": {"v": True}}, 'use "true" if the site posts a form'),
+        ("POST", {"body": {"v": False}}, 'use "false" if the site posts a form'),
+        ("POST", {"body": {"v": 1}}, 'use "1" if the site posts a form'),
+        ("POST", {"body": {"v": 2.5}}, 'use "2.5" if the site posts a form'),
+        ("GET", {"params": {"v": True}}, 'write it as a string: "true"'),
+        ("GET", {"params": {"v": 2}}, 'write it as a string: "2"'),
+        ("GET", {"params": {"v": {"a": 1}}}, "use a string"),
+    ],
+)
+def test_filter_value_fixes_use_the_spelling_sent(
+    method: str, filters: dict[str, Any], fix: str
+) -> None:
+    schema = {"url_pattern": r"shop\.test/x\?", "method": method, **filters}
+    task = parse_task({"instruction": "x", "eval_schema": schema, "time_limit": 5})
+    field = f"eval_schema.{next(iter(filters))}.v"
+    (finding,) = [f for f in lint_task(task, TASK) if f.field == field]
+    assert finding.fix == fix
+
+
 def test_lint_file_reports_tasks_that_do_not_load(tmp_path: Path) -> None:
     bad = tmp_path / "task.json"
     bad.write_text(json.dumps({"instruction": "x", "eval_schema": {}, "time_limit": 5}))

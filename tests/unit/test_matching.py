@@ -239,3 +239,75 @@ def test_bad_pattern_raises_re_error() -> None:
 
     with pytest.raises(re.error):
         Matcher(EvalSchema(url_pattern="shop(", method="POST"))
+
+
+SENT = ("sess-5ec12e7", "key-a91b3c", "pw-77d0e1", "csrf-0bb4f2")
+"""Secret values a request carries; no reason may quote any of them (SPEC 4)."""
+
+
+@pytest.mark.parametrize(
+    ("schema", "url", "body", "reason"),
+    [
+        # a secret-keyed body value that differs: the key and the expected value, never the sent
+        (
+            {"body": {"session_id": "sess-want"}},
+            GRAPHQL,
+            {"session_id": "sess-5ec12e7"},
+            'body: key \'session_id\' expected "sess-want", got "[REDACTED]"',
+        ),
+        # the same for a secret-keyed query value
+        (
+            {"params": {"api_key": "key-want"}},
+            GRAPHQL + "?api_key=key-a91b3c&v=1",
+            None,
+            'params: key \'api_key\' expected "key-want", got "[REDACTED]"',
+        ),
+        # the kind hint stays: it says nothing of the value
+        (
+            {"body": {"X-Session": 1}},
+            GRAPHQL,
+            {"X-Session": "sess-5ec12e7"},
+            "body: key 'X-Session' expected 1, got \"[REDACTED]\" (a number never equals a string)",
+        ),
+        # an ordinary key whose sent value holds a secret deeper down
+        (
+            {"body": {"user": {"name": "a"}}},
+            GRAPHQL,
+            {"user": {"name": "b", "password": "pw-77d0e1"}},
+            'body: key \'user\' expected {"name": "a"}, '
+            'got {"name": "b", "password": "[REDACTED]"}',
+        ),
+        # a batched body: the first element's reason, redacted the same way
+        (
+            {"body": {"csrf_token": "csrf-want"}},
+            GRAPHQL,
+            [{"csrf_token": "csrf-0bb4f2"}],
+            "body: no element of the list matches; first: "
+            'body[0]: key \'csrf_token\' expected "csrf-want", got "[REDACTED]"',
+        ),
+        # a URL that does not match: quoted with its secret query values redacted
+        (
+            {},
+            "https://psl.petfinder.com/other?api_key=key-a91b3c&token=sess-5ec12e7",
+            None,
+            "url: pattern 'psl\\\\.petfinder\\\\.com/graphql' not found in "
+            "'https://psl.petfinder.com/other?api_key=%5BREDACTED%5D&token=%5BREDACTED%5D'",
+        ),
+    ],
+)
+def test_reasons_never_quote_a_secret_sent(
+    schema: dict[str, Any], url: str, body: Any, reason: str
+) -> None:
+    result = _schema(**schema).match(HttpRequest("POST", url, body))
+    assert not result.match and result.near_miss
+    assert result.reasons == (reason,)
+    assert not [s for s in SENT if any(s in r for r in result.reasons)]
+
+
+def test_a_value_too_deep_to_redact_is_described_not_quoted() -> None:
+    deep: Any = "x"
+    for _ in range(100_000):
+        deep = {"a": deep}
+    result = _schema(body={"v": "1"}).match(HttpRequest("POST", GRAPHQL, {"v": deep}))
+    hint = "(a string never equals an object)"
+    assert result.reasons == (f"body: key 'v' expected \"1\", got an object {hint}",)

@@ -70,6 +70,12 @@ def test_referer_query_secrets_are_redacted() -> None:
         ("api-key", True),
         ("apikey", True),
         ("X-Api-Key", True),
+        # the secret header names, as body or query keys too
+        ("authorization", True),
+        ("Cookie", True),
+        ("set-cookie", True),
+        ("Proxy-Authorization", True),
+        ("author", False),
         ("email", False),
         ("operationName", False),
         ("api", False),
@@ -97,6 +103,8 @@ def test_is_secret_key(key: str, secret: bool) -> None:
         # a secret key's whole value goes, whatever its shape
         ({"api_key": {"id": "k", "v": [1, 2]}}, {"api_key": REDACTED}),
         ({"csrf": ["a", "b"]}, {"csrf": REDACTED}),
+        # a field named like a secret header
+        ({"Cookie": "sid=1", "item": "mug"}, {"Cookie": REDACTED, "item": "mug"}),
         # values that merely look secret under ordinary keys are kept; non-containers pass
         ({"note": "my password is hunter2"}, {"note": "my password is hunter2"}),
         ("password=hunter2", "password=hunter2"),

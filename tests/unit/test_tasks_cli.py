@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from proxy_addon.tasks_cli import main
+from proxy_addon.validation import validate_file
 
 COMMON = {
     "email_credentials": "credentials to use the assigned disposable email account",
@@ -83,9 +84,16 @@ def test_validate_reports_every_problem_one_line_each(
 ) -> None:
     bad_schema = {
         **GRAPHQL,
+        "instruction": "",
         "eval_schema": {"url_pattern": "x(", "method": "post", "query": {}},
         "time_limit": "5",
         "metadata": {"task_id": 1, "common_info": COMMON},
+        # the schema fails, yet the files are still checked from the raw JSON
+        "extra_info": [
+            {"path": "extra_info/missing.json", "description": "missing"},
+            {"path": "../outside.txt", "description": "escapes", "size": 1},
+            {"path": 5, "description": "not a path: the schema says so, no file check"},
+        ],
     }
     a = write_task(tmp_path, "a-schema", bad_schema)
     b = write_task(
@@ -125,8 +133,17 @@ def test_validate_reports_every_problem_one_line_each(
         f"{a}: eval_schema.query: unknown key 'query' (remove it or check its spelling against "
         "task.schema.json)",
         f"{a}: time_limit: Input should be a valid number, got a string (fix the value's type)",
+        f"{a}: extra_info[1].size: unknown key 'size' (remove it or check its spelling against "
+        "task.schema.json)",
+        f"{a}: extra_info[2].path: Input should be a valid string, got a number (fix the value's "
+        "type)",
+        f"{a}: instruction: is empty (write the prompt; runners refuse it)",
         f"{a}: eval_schema.url_pattern: regex does not compile: missing ), unterminated "
         r"subpattern at position 1 (escape literal ( ) [ ] ? + * with a backslash)",
+        f"{a}: extra_info[0].path: file 'extra_info/missing.json' is missing (add it or fix the "
+        "path)",
+        f"{a}: extra_info[1].path: '../outside.txt' escapes the task directory (keep files "
+        "inside it)",
         f"{b}: instruction: is empty (write the prompt; runners refuse it)",
         f"{b}: eval_schema.url_pattern: regex does not compile: missing ), unterminated "
         r"subpattern at position 4 (escape literal ( ) [ ] ? + * with a backslash)",
@@ -142,7 +159,55 @@ def test_validate_reports_every_problem_one_line_each(
         "object",
         f"{d}: (file): must be a JSON object, got list (wrap it in {{}})",
     ]
-    assert lines[-1] == "validate: 4 task file(s), 19 error(s) in 5 file(s), 0 warning(s)"
+    assert lines[-1] == "validate: 4 task file(s), 24 error(s) in 5 file(s), 0 warning(s)"
+
+
+VALID_BASE = {"instruction": "x", "eval_schema": {"url_pattern": "a", "method": "GET"},
+              "time_limit": 5}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "fields"),
+    [
+        # an unknown key: the schema fails, the missing file is still found
+        (
+            {"bogus": 1, "extra_info": [{"path": "gone.txt", "description": "d"}]},
+            [("bogus", "unknown key"), ("extra_info[0].path", "is missing")],
+        ),
+        # an item the schema refuses but whose path is a string: its file is checked
+        (
+            {"extra_info": [{"path": "gone.txt"}]},
+            [("extra_info[0].description", "missing"), ("extra_info[0].path", "is missing")],
+        ),
+        # shapes with no path to check: only the schema speaks
+        ({"extra_info": "gone.txt"}, [("extra_info", "valid list")]),
+        ({"extra_info": [["gone.txt"]]}, [("extra_info[0]", "valid dictionary")]),
+        # a path no file system takes
+        (
+            {"bogus": 1, "extra_info": [{"path": "a\x00b", "description": "d"}]},
+            [("bogus", "unknown key"), ("extra_info[0].path", "cannot be resolved")],
+        ),
+        # the regex and the instruction are checked too, wherever they have the right type
+        (
+            {"bogus": 1, "instruction": " ", "eval_schema": {"url_pattern": "(", "method": "x"}},
+            [
+                ("eval_schema.method", "Input should be"),
+                ("bogus", "unknown key"),
+                ("instruction", "is empty"),
+                ("eval_schema.url_pattern", "does not compile"),
+            ],
+        ),
+        ({"eval_schema": "shop("}, [("eval_schema", "valid dictionary")]),
+    ],
+)
+def test_validate_checks_files_and_regex_when_the_schema_fails(
+    tmp_path: Path, extra: dict[str, Any], fields: list[tuple[str, str]]
+) -> None:
+    task = write_task(tmp_path, "t", {**VALID_BASE, **extra})
+    found = validate_file(task)
+    assert [f.field for f in found] == [field for field, _ in fields]
+    for finding, (_, words) in zip(found, fields, strict=True):
+        assert words in finding.message and finding.path == str(task)
 
 
 def test_validate_symlink_escape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -189,6 +254,32 @@ def test_match_and_no_match(graphql_task: Path, capsys: pytest.CaptureFixture[st
     )
     assert code == 1
     assert json.loads(out)["match"] is False
+
+
+def test_match_output_quotes_no_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI prints reasons and the URL as requests.jsonl would: secret values redacted."""
+    schema = {
+        "url_pattern": r"shop\.test/api/checkout",
+        "method": "POST",
+        "body": {"session_id": "sess-want"},
+        "params": {"api_key": "key-want"},
+    }
+    task = write_task(tmp_path, "s", {**GRAPHQL, "eval_schema": schema})
+    code, out, err = run(
+        capsys, "match", str(task), "--method", "POST",
+        "--url", "https://shop.test/api/checkout?api_key=key-a91b3c&step=pay",
+        "--body", "session_id=sess-5ec12e7&item=mug",
+    )  # fmt: skip
+    assert (code, err) == (1, "")
+    assert json.loads(out) == {
+        "match": False,
+        "reasons": [
+            'body: key \'session_id\' expected "sess-want", got "[REDACTED]"',
+            'params: key \'api_key\' expected "key-want", got "[REDACTED]"',
+        ],
+        "url": "https://shop.test/api/checkout?api_key=%5BREDACTED%5D&step=pay",
+    }
+    assert "key-a91b3c" not in out and "sess-5ec12e7" not in out
 
 
 def test_match_uses_the_proxys_body_parsing(

@@ -1,0 +1,106 @@
+"""The files a real mitmdump + addon writes: no secret the agent sent, and atomic rewrites."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import httpx
+from pydantic import ValidationError
+
+from proxy_addon.records import Interception
+from tests.proxy.conftest import SHOP, secrets_in, write_task
+
+CHECKOUT = r"shop\.clawbench\.test/api/checkout"
+SENT_SESSION, SENT_KEY, SENT_TOKEN, SENT_PASSWORD = "sess-e41d9a", "key-7c20bf", "t-93f1", "pw-5e0a"
+
+
+def test_secret_filter_keys_leave_no_sent_value_in_the_data_dir(launch, tmp_path, curl) -> None:
+    """session_id (body) and api_key (params) filters: near misses name the key, not the value."""
+    task = write_task(
+        tmp_path / "task",
+        CHECKOUT,
+        body={"session_id": "sess-want"},
+        params={"api_key": "key-want"},
+    )
+    run = launch(task)
+    json_type = ["-H", "Content-Type: application/json"]
+    near = [
+        run.curl("--http2", *json_type, "--data-binary", json.dumps({"session_id": SENT_SESSION}),
+                 f"https://{SHOP}/api/checkout?api_key={SENT_KEY}"),
+        run.curl("--http1.1", "-d", f"session_id={SENT_SESSION}&item=mug",
+                 f"https://{SHOP}/api/checkout?api_key=key-want"),
+        run.curl("-d", "session_id=sess-want", f"http://{SHOP}/api/checkout?api_key={SENT_KEY}"),
+        run.curl("-d", f"session_id={SENT_SESSION}",
+                 f"https://{SHOP}/api/cart?api_key={SENT_KEY}&token={SENT_TOKEN}"),
+    ]  # fmt: skip
+    assert [r.status for r in near] == ["200"] * 4  # near misses are forwarded untouched
+    commit = run.curl(
+        "--http2", *json_type, "--data-binary",
+        json.dumps({"session_id": "sess-want", "password": SENT_PASSWORD}),
+        f"https://{SHOP}/api/checkout?api_key=key-want&token={SENT_TOKEN}",
+    )  # fmt: skip
+    assert commit.code != 0 and commit.status == "000"
+
+    log = run.log()
+    assert [e.matched for e in log] == [False, False, False, False, True]
+    body_why = 'body: key \'session_id\' expected "sess-want", got "[REDACTED]"'
+    params_why = 'params: key \'api_key\' expected "key-want", got "[REDACTED]"'
+    assert [e.near_miss for e in log[:3]] == [[body_why, params_why], [body_why], [params_why]]
+    assert log[3].near_miss and "api_key=%5BREDACTED%5D&token=%5BREDACTED%5D" in log[3].near_miss[0]
+    rec = run.interception()
+    assert rec.request.body == {"session_id": "[REDACTED]", "password": "[REDACTED]"}
+    sent = [SENT_SESSION, SENT_KEY, SENT_TOKEN, SENT_PASSWORD]
+    assert secrets_in(run.data, sent) == []
+    assert not [s for s in sent if s in run.proxy.log_path.read_text()]  # mitmdump's own output
+
+
+def test_interception_json_is_never_seen_half_written(launch, tmp_path) -> None:
+    """A reader polling interception.json while every blocked request rewrites it."""
+    run = launch(write_task(tmp_path / "task", CHECKOUT), clawbench_block_mode="respond")
+    path = run.data / "interception.json"
+    n = 150
+    counts: list[int] = []
+    bad: list[str] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                raw = path.read_bytes()
+            except FileNotFoundError:
+                if counts:  # os.replace never lets the file vanish once it exists
+                    bad.append("vanished")
+                continue
+            try:
+                counts.append(Interception.model_validate_json(raw).blocked_count)
+            except ValidationError as e:
+                bad.append(f"{len(raw)} bytes: {e.errors()[0]['msg']}")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    # A large record (the first request's body is kept), so a torn write would show.
+    big = {"item": "mug", "note": "x" * 200_000}
+    try:
+        with httpx.Client(proxy=run.proxy.url, timeout=10) as client:
+            for i in range(n):
+                got = client.post(f"http://{SHOP}/api/checkout", json=big if i == 0 else {"i": i})
+                assert got.status_code == 403
+    finally:
+        deadline = time.monotonic() + 10
+        while (not counts or counts[-1] < n) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stop.set()
+        reader.join(10)
+    assert bad == []
+    assert counts == sorted(counts) and counts[-1] == n
+    assert len(set(counts)) > 10, "the reader saw too few rewrites to prove anything"
+    assert run.interception().request.body == big
+    assert run.upstream.requests == []
+    assert sorted(p.name for p in run.data.iterdir()) == [
+        ".proxy-ready",
+        ".stop-requested",
+        "interception.json",
+        "requests.jsonl",
+    ]  # no temp file left behind
