@@ -1,8 +1,8 @@
 """What the scorer writes, and how: atomically, only when something changed, off the event loop.
 
 The JSON is serialised on the caller's thread (the event loop, between judge calls); a writer
-thread only writes the bytes, fdatasyncs and renames, which hold the GIL for microseconds, so the
-loop is never kept waiting for a response's turn. A judge file is written as soon as its verdict
+thread only writes the bytes and renames, which hold the GIL for microseconds, so the loop is
+never kept waiting for a response's turn. A judge file is written as soon as its verdict
 arrives, the run's run-meta.json in the same job right after; a failed write is remembered and
 reported, never lost. Before writing into a directory, temp files a killed write of ours left
 there are swept.
@@ -46,7 +46,10 @@ class Writer:
                 if path.parent not in swept:
                     swept.add(path.parent)
                     self.swept += sweep_temp_files(path.parent)
-                write_bytes_atomic(path, data)
+                # Atomic, not fsynced: a killed process leaves the old file or the new one; only
+                # a power cut could leave an empty judge file, which read_record re-judges.
+                # (2000 fdatasyncs cost more than the judge's own latency on a fast judge.)
+                write_bytes_atomic(path, data, durable=False)
             except OSError as e:
                 self.errors.append(f"{path}: {e}")
                 return  # the run-meta.json after a failed judge file would describe a lie
