@@ -188,6 +188,7 @@ class _Session:
         # Everything imported so far (openai's thousand classes) lives as long as the process:
         # out of the collector's sight, collections during the batch and at exit stay short.
         gc.freeze()
+        gc.enable()  # clawbench-score starts with it off: imports leave no garbage worth scans
         self.engine = Engine(
             client,
             self.opts.concurrency,
@@ -224,6 +225,7 @@ class _Session:
             if self.engine is not None:
                 self.result.stats = await self.engine.join()
         finally:
+            gc.enable()
             self.reporter.done()
             if self.engine is not None:
                 await self.engine.client.close()
