@@ -55,7 +55,7 @@ logger = logging.getLogger("clawbench")
 LOG_PARSE_LIMIT = 1024 * 1024
 """Bodies up to this size are parsed for requests.jsonl; larger ones only when matching needs it."""
 
-_URLS, _HEAD, _DONE = "clawbench_urls", "clawbench_head_match", "clawbench_done"
+_DONE = "clawbench_done"
 
 
 class ClawbenchInterceptor:
@@ -180,21 +180,6 @@ class ClawbenchInterceptor:
 
     # -- per request ---------------------------------------------------------------------------
 
-    def requestheaders(self, flow: http.HTTPFlow) -> None:
-        # Remember a URL+method(+params) match so a body the proxy refuses (body_size_limit,
-        # 413 before the request hook) is still credited and never forwarded.
-        if self.matcher is None:
-            return
-        req = flow.request
-        urls = candidate_urls(req.scheme, req.host_header, req.host, req.port, req.path)
-        flow.metadata[_URLS] = urls
-        for url in urls:
-            if self.matcher.url_matches(url):
-                head = self.matcher.match(HttpRequest(req.method, url, None, "not read yet"))
-                if head.match:
-                    flow.metadata[_HEAD] = url
-                    return
-
     def request(self, flow: http.HTTPFlow) -> None:
         try:
             self._request(flow)
@@ -212,9 +197,7 @@ class ClawbenchInterceptor:
         if flow.response is not None:
             return
         req = flow.request
-        urls = flow.metadata.get(_URLS) or candidate_urls(
-            req.scheme, req.host_header, req.host, req.port, req.path
-        )
+        urls = candidate_urls(req.scheme, req.host_header, req.host, req.port, req.path)
         raw = req.raw_content or b""
         seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, len(raw))
         parsed: ParsedBody | None = None
@@ -238,21 +221,22 @@ class ClawbenchInterceptor:
     ) -> tuple[MatchResult, str]:
         assert self.matcher is not None
         body, error = (parsed.value, parsed.error) if parsed else (None, None)
-        first = self.matcher.match(HttpRequest(method, urls[0], body, error))
+        first = self.matcher.match(HttpRequest(method, urls[0], body, error), explain=False)
         for url in urls[1:]:  # the connection's own host, when it differs from Host
-            other = self.matcher.match(HttpRequest(method, url, body, error))
+            other = self.matcher.match(HttpRequest(method, url, body, error), explain=False)
             if other.match:
                 return other, url
         return first, urls[0]
 
     def error(self, flow: http.HTTPFlow) -> None:
         # The request hook never ran (a body over body_size_limit got a 413); if its head
-        # matched, it is the commit request and must be credited, body unverified.
+        # matched, it is the commit request and must be credited, body unverified. (Checked
+        # here rather than in a requestheaders hook: one hook less on every request.)
         if _DONE in flow.metadata or self.matcher is None:
             return
-        url = flow.metadata.get(_HEAD)
         too_large = flow.error is not None and "body_size_limit" in flow.error.msg
-        if url is None or not too_large:
+        url = self._head_match(flow.request) if too_large else None
+        if url is None:
             return
         needs_body = self.matcher.needs_body
         why = ("body: over body_size_limit, never read by the proxy",) if needs_body else ()
@@ -262,6 +246,15 @@ class ClawbenchInterceptor:
         seen = see_request(url, req.method, req.headers.fields, req.http_version, size)
         self._record(flow, seen, None, result)
         self._log(flow, seen, f"[{size} bytes, over body_size_limit, not read]", result, url)
+
+    def _head_match(self, req: http.Request) -> str | None:
+        """The URL under which method, URL and params match, the body not read; else None."""
+        assert self.matcher is not None
+        for url in candidate_urls(req.scheme, req.host_header, req.host, req.port, req.path):
+            head = HttpRequest(req.method, url, None, "not read yet")
+            if self.matcher.url_matches(url) and self.matcher.match(head).match:
+                return url
+        return None
 
     def tcp_start(self, flow: tcp.TCPFlow) -> None:
         self._refuse_raw(flow)

@@ -166,15 +166,22 @@ class Matcher:
         host = _url_host(url)
         return any(host == h or host.endswith("." + h) for h in self._hosts)
 
-    def match(self, req: HttpRequest) -> MatchResult:
-        """Decide one request; every rule that fails is named in reasons."""
+    def match(self, req: HttpRequest, *, explain: bool = True) -> MatchResult:
+        """Decide one request; every rule that fails is named in reasons.
+
+        explain=False leaves out the reason of a URL mismatch on another host (the proxy's hot
+        path: such a request is no near miss, so nothing would show the reason).
+        """
         if self._regex is None:
             return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
         if self._regex.search(req.url) is None:
+            same_host = self._same_host(req.url)
+            if not (explain or same_host):
+                return MatchResult(False)
             return MatchResult(
                 False,
                 (f"url: pattern {self.schema.url_pattern!r} not found in {redact_url(req.url)!r}",),
-                same_host=self._same_host(req.url),
+                same_host=same_host,
             )
         reasons: list[str] = []
         want = self.schema.method

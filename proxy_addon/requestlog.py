@@ -18,7 +18,7 @@ from proxy_addon.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
 from proxy_addon.matching import MatchResult
 from proxy_addon.records import InterceptedRequest, Interception
 from proxy_addon.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.urls import DEFAULT_PORTS, build_url, canonical_host, request_url, split_authority
+from proxy_addon.urls import DEFAULT_PORTS, build_url, canonical_host, split_authority
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
@@ -37,10 +37,13 @@ def candidate_urls(
 ) -> tuple[str, ...]:
     """The URLs a request is matched as: by Host/:authority first (SPEC 3), then by the host
     the proxy connects to when that is a different name, so a forged Host cannot slip past."""
-    primary = request_url(scheme, host_header, host, port, target)
-    if not host_header or not host:
+    # request_url's rule, inlined: the Host header (split once) when it names a host
+    name, given_port = split_authority(host_header) if host_header else ("", None)
+    if not name:
+        return (build_url(scheme, host, port, target),)
+    primary = build_url(scheme, name, given_port, target)
+    if not host:
         return (primary,)
-    name, given_port = split_authority(host_header)
     same_port = (given_port or DEFAULT_PORTS.get(scheme.lower())) == port
     if (same_port and canonical_host(name) == canonical_host(host)) or _is_ip(host):
         return (primary,)

@@ -64,7 +64,6 @@ class Armed:
         self.tctx, self.addon, self.data = tctx, addon, data
 
     def send(self, flow: http.HTTPFlow) -> http.HTTPFlow:
-        self.addon.requestheaders(flow)
         self.addon.request(flow)
         return flow
 
@@ -166,7 +165,6 @@ def test_body_size_limit_error_credits_a_head_match(arm, has_body_filter: bool) 
     schema = {"body": {"item": "mug"}} if has_body_filter else {}
     armed = arm(schema=schema)
     flow = make_flow("shop.clawbench.test", 80, headers=[("Content-Length", "999999")])
-    armed.addon.requestheaders(flow)
     flow.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
     armed.addon.error(flow)
     rec = armed.interception()
@@ -178,11 +176,9 @@ def test_body_size_limit_error_credits_a_head_match(arm, has_body_filter: bool) 
 def test_other_errors_and_non_matching_heads_are_not_credited(arm) -> None:
     armed = arm()
     aborted = make_flow("shop.clawbench.test", 80)
-    armed.addon.requestheaders(aborted)
     aborted.error = tflow.flow.Error("Client disconnected.")  # the upload never completed
     armed.addon.error(aborted)
     other = make_flow("shop.clawbench.test", 80, "/elsewhere")
-    armed.addon.requestheaders(other)
     other.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
     armed.addon.error(other)
     assert not (armed.data / "interception.json").exists()
@@ -252,7 +248,6 @@ def test_unarmed_addon_kills_everything() -> None:
     addon = ClawbenchInterceptor()
     with taddons.context(Proxyserver(), addon):
         flow = make_flow("shop.clawbench.test", 80, "/anything", method="GET")
-        addon.requestheaders(flow)
         addon.request(flow)
         assert flow.error is not None
 

@@ -127,7 +127,12 @@ def test_url_is_searched_case_sensitively_without_anchors() -> None:
         "url: pattern 'shop\\\\.test/checkout' not found in 'https://shop.test/Checkout'",
     )
     other = m.match(HttpRequest("POST", "https://elsewhere.test/"))
-    assert not other.same_host and not other.near_miss
+    assert not other.same_host and not other.near_miss and other.reasons
+    # explain=False (the proxy's hot path): same decision, the unshown reason left out
+    quiet = m.match(HttpRequest("POST", "https://elsewhere.test/"), explain=False)
+    assert (quiet.match, quiet.near_miss, quiet.reasons) == (False, False, ())
+    near = m.match(HttpRequest("POST", "https://shop.test/Checkout"), explain=False)
+    assert near == result
 
 
 def _schema(**kw: Any) -> Matcher:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from proxy_addon.bodies import ParsedBody, parse_body, parse_query
 from proxy_addon.matching import HttpRequest, Matcher, MatchResult
 from proxy_addon.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.requestlog import candidate_urls
 from proxy_addon.tasks import EvalSchema
 from proxy_addon.urls import canonical_url, request_url
 
@@ -176,3 +177,42 @@ def test_matcher_never_raises(
 def test_redaction_never_raises(headers: list[tuple[str, str]], url: str) -> None:
     redact_headers(headers)
     assert redact_url(url).partition("?")[0] == url.partition("?")[0]
+
+
+@SETTINGS
+@given(
+    schema=schemas,
+    method=st.text(max_size=8),
+    url=st.one_of(
+        st.text(max_size=80), st.builds("https://shop.test/api{}".format, st.text(max_size=40))
+    ),
+)
+def test_the_quiet_matcher_decides_the_same(schema: EvalSchema, method: str, url: str) -> None:
+    m = Matcher(schema)
+    loud, quiet = (
+        m.match(HttpRequest(method, url)),
+        m.match(HttpRequest(method, url), explain=False),
+    )
+    assert (quiet.match, quiet.near_miss, quiet.url_matched) == (
+        loud.match,
+        loud.near_miss,
+        loud.url_matched,
+    )
+    if quiet.near_miss or quiet.url_matched:
+        assert quiet == loud  # whatever is shown is the same
+
+
+@SETTINGS
+@given(
+    scheme=st.sampled_from(["http", "https", "HTTPS"]),
+    host_header=st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["", "Shop.Test:443"])),
+    host=st.one_of(st.text(max_size=20), st.sampled_from(["shop.test", "10.0.0.1", "::1"])),
+    port=st.integers(min_value=1, max_value=65535),
+    target=st.sampled_from(["/", "/a/./b?x=1", "/p#f"]),
+)
+def test_the_first_candidate_url_is_the_request_url(
+    scheme: str, host_header: str | None, host: str, port: int, target: str
+) -> None:
+    urls = candidate_urls(scheme, host_header, host, port, target)
+    assert urls[0] == request_url(scheme, host_header, host, port, target)
+    assert 1 <= len(urls) <= 2 and len(set(urls)) == len(urls)
