@@ -4,7 +4,7 @@
 
 Every figure is printed beside a baseline measured in the same run:
 - overhead: non-matching traffic through mitmdump + our addon (logging on) vs plain mitmdump vs
-  direct, keep-alive and new connections, 6 rounds, plain and addon swapping order each round
+  direct, keep-alive and new connections, 8 rounds, plain and addon swapping order each round
   (wrk; the median of the rounds' paired ratios, and the spread).
   Target: throughput with the addon >= 0.95x plain mitmdump.
 - block: a matching request sent → the client sees the block; interception.json is written and
@@ -167,7 +167,7 @@ def spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.0f} ({min(xs):.0f}-{max(xs):.0f})"
 
 
-def bench_overhead(tmp: Path, rounds: int = 6, seconds: int = 5) -> dict[str, Any]:
+def bench_overhead(tmp: Path, rounds: int = 8, seconds: int = 5) -> dict[str, Any]:
     up, up_port = start_upstream(tmp)
     plain, plain_port, _ = start_mitmdump(tmp, "plain", addon=False)
     ours, ours_port, data = start_mitmdump(tmp, "addon", addon=True)

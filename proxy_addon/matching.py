@@ -144,12 +144,14 @@ class Matcher:
     schema: EvalSchema
     _regex: re.Pattern[str] | None = field(init=False, default=None)
     _hosts: tuple[str, ...] = field(init=False, default=())
+    _subdomains: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         if not self.schema.is_placeholder:
             self._regex = re.compile(self.schema.url_pattern)
             literal = self.schema.url_pattern.replace("\\.", ".")
             self._hosts = tuple(h.lower() for h in _HOST_IN_PATTERN.findall(literal))
+            self._subdomains = tuple("." + h for h in self._hosts)
 
     @property
     def log_only(self) -> bool:
@@ -163,8 +165,10 @@ class Matcher:
         return self._regex is not None and self._regex.search(url) is not None
 
     def _same_host(self, url: str) -> bool:
+        if not self._hosts:
+            return False
         host = _url_host(url)
-        return any(host == h or host.endswith("." + h) for h in self._hosts)
+        return host in self._hosts or host.endswith(self._subdomains)
 
     def match(self, req: HttpRequest, *, explain: bool = True) -> MatchResult:
         """Decide one request; every rule that fails is named in reasons.

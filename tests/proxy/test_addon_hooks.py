@@ -15,7 +15,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
 from proxy_addon.addon_options import parse_routes
-from proxy_addon.clawbench import ClawbenchInterceptor
+from proxy_addon.clawbench import ClawbenchInterceptor, host_header
 from proxy_addon.records import Interception, RequestLogEntry
 from proxy_addon.requestlog import candidate_urls
 from tests.proxy.conftest import secrets_in, write_task
@@ -309,3 +309,24 @@ def test_a_failure_inside_the_hook_kills_the_flow(arm) -> None:
         assert flow.error is not None and flow.response is None
     finally:
         armed.addon._log_fd = None
+
+
+@pytest.mark.parametrize(
+    ("version", "headers", "authority"),
+    [
+        ("HTTP/1.1", [(b"Host", b"Shop.test:8080")], b""),
+        ("HTTP/1.1", [], b""),
+        ("HTTP/1.1", [(b"host", b"a"), (b"HOST", b"b"), (b"X-Host", b"c")], b""),
+        ("HTTP/2.0", [(b"host", b"x")], b"auth.test"),
+        ("HTTP/2.0", [(b"host", b"x")], b""),
+        ("HTTP/3", [], b"h3.test:4433"),
+        ("HTTP/1.1", [(b"Host", b"caf\xc3\xa9.test"), (b"Hos", b"y")], b""),
+        ("HTTP/1.1", [(b"Host", b"\xff.test")], b""),
+    ],
+)
+def test_host_header_is_mitmproxys(version: str, headers: list, authority: bytes) -> None:
+    req = http.Request(
+        "h", 80, b"GET", b"http", authority, b"/", version.encode(), http.Headers(headers),
+        b"", None, 0, 0,
+    )  # fmt: skip
+    assert host_header(req) == req.host_header
