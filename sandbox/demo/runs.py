@@ -38,7 +38,7 @@ CHROMIUM_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-quic",
-    "--disable-features=HttpsUpgrades",
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
     "--enable-logging=stderr",
 )
 STOP_GRACE = 0.3

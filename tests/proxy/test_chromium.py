@@ -18,21 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.demo.runs import CHROMIUM_FLAGS
 from tests.conftest import require
 from tests.proxy.conftest import SHOP, WWW, Run, write_task
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
-    "--proxy-bypass-list=<-loopback>",
-]
+FLAGS = [*CHROMIUM_FLAGS, "--proxy-bypass-list=<-loopback>"]  # the demo's browser, as it runs
 
 POSTS_PAGE = """<!doctype html><meta charset="utf-8"><title>posts</title>
 <form id="f" method="POST" action="/api/commit/form">

@@ -149,13 +149,16 @@ schemas = st.builds(
 )
 
 
+urls = st.one_of(
+    st.text(max_size=80), st.builds("https://shop.test/api{}".format, st.text(max_size=40))
+)
+
+
 @SETTINGS
 @given(
     schema=schemas,
     method=st.text(max_size=8),
-    url=st.one_of(
-        st.text(max_size=80), st.builds("https://shop.test/api{}".format, st.text(max_size=40))
-    ),
+    url=urls,
     body=json_values,
     body_error=st.one_of(st.none(), text),
 )
@@ -183,9 +186,7 @@ def test_redaction_never_raises(headers: list[tuple[str, str]], url: str) -> Non
 @given(
     schema=schemas,
     method=st.text(max_size=8),
-    url=st.one_of(
-        st.text(max_size=80), st.builds("https://shop.test/api{}".format, st.text(max_size=40))
-    ),
+    url=urls,
 )
 def test_the_quiet_matcher_decides_the_same(schema: EvalSchema, method: str, url: str) -> None:
     m = Matcher(schema)
