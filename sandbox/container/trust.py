@@ -62,9 +62,27 @@ def install_nss(ca_file: Path, home: Path, uid: int, gid: int) -> bool:
     return True
 
 
+def client_env(proxy_url: str, bundle: str, node_ca: str) -> dict[str, str]:
+    """What HTTP clients read to use a proxy and trust its CA: the proxy variables in both
+    cases with nothing exempt (127.0.0.1 must go through the proxy too: the submit page), the
+    CA bundle for OpenSSL, Python, curl and git, Node's extra CA, and Node's opt-in to the
+    proxy variables."""
+    env = {
+        "NODE_USE_ENV_PROXY": "1",
+        "SSL_CERT_FILE": bundle,
+        "REQUESTS_CA_BUNDLE": bundle,
+        "CURL_CA_BUNDLE": bundle,
+        "GIT_SSL_CAINFO": bundle,
+        "NODE_EXTRA_CA_CERTS": node_ca,
+    }
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        env[name] = env[name.upper()] = proxy_url
+    env["no_proxy"] = env["NO_PROXY"] = ""
+    return env
+
+
 def agent_env(extra: dict[str, str], instruction: str, instruction_file: str) -> dict[str, str]:
     """The agent's whole environment: proxy in both cases, CA bundles, instruction, user --env."""
-    bundle = str(BUNDLE)
     env = {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": AGENT_HOME,
@@ -73,12 +91,7 @@ def agent_env(extra: dict[str, str], instruction: str, instruction_file: str) ->
         "LANG": "C.UTF-8",
         "SHELL": "/bin/sh",
         "TMPDIR": "/tmp",
-        "NODE_USE_ENV_PROXY": "1",
-        "SSL_CERT_FILE": bundle,
-        "REQUESTS_CA_BUNDLE": bundle,
-        "CURL_CA_BUNDLE": bundle,
-        "GIT_SSL_CAINFO": bundle,
-        "NODE_EXTRA_CA_CERTS": str(LOCAL_CRT),
+        **client_env(PROXY_URL, str(BUNDLE), str(LOCAL_CRT)),
         "CLAWBENCH_PROXY_URL": PROXY_URL,
         "CLAWBENCH_CA_CERT": str(LOCAL_CRT),
         "CLAWBENCH_INSTRUCTION": instruction,
@@ -90,9 +103,5 @@ def agent_env(extra: dict[str, str], instruction: str, instruction_file: str) ->
             f"--proxy-server={PROXY_URL} --proxy-bypass-list=<-loopback> --disable-quic"
         ),
     }
-    for name in ("http_proxy", "https_proxy", "all_proxy"):
-        env[name] = env[name.upper()] = PROXY_URL
-    # Empty on purpose: 127.0.0.1 must go through the proxy too (the submit page).
-    env["no_proxy"] = env["NO_PROXY"] = ""
     env.update(extra)
     return env

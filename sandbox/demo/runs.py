@@ -24,6 +24,7 @@ from proxy_addon.launcher import ProxyStartError, start_proxy
 from proxy_addon.records import NotIntercepted
 from proxy_addon.tasks import load_task
 from sandbox.agents.script import dump_script
+from sandbox.container.trust import client_env
 from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
 from sandbox.layout import new_run_dir
 from sandbox.runrecord import provenance
@@ -81,14 +82,9 @@ def spki_pin(ca_pem: Path) -> str:
 
 
 def agent_env(proxy_url: str, ca: Path) -> dict[str, str]:
-    """The agent's environment: every client's proxy variable and CA file point at mitmdump."""
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "all_proxy")}
-    for name in ("http_proxy", "https_proxy"):
-        env[name] = env[name.upper()] = proxy_url
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
-        env[name] = str(ca)
-    env["NODE_USE_ENV_PROXY"] = "1"
-    return env
+    """The agent's environment: yours, with every client's proxy and CA pointed at mitmdump
+    (the sandbox's own client variables)."""
+    return {**os.environ, **client_env(proxy_url, str(ca), str(ca))}
 
 
 def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -> list[str]:
