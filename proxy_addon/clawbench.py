@@ -308,13 +308,13 @@ class ClawbenchInterceptor:
         (self.data_dir / ".stop-requested").touch()
 
     def _route(self, req: http.Request) -> None:
-        host_header = req.host_header
-        name = (split_authority(host_header)[0] if host_header else req.host).lower()
+        sent = host_header(req)
+        name = (split_authority(sent)[0] if sent else req.host).lower()
         target = self.routes.get(name.rstrip(".")) or self.routes.get("*")
         if target is None:
             return
         req.scheme, req.host, req.port = target
-        req.host_header = host_header  # keep what the client sent; only the upstream changes
+        req.host_header = sent  # keep what the client sent; only the upstream changes
 
     def _log(
         self, flow: http.HTTPFlow, seen: SeenRequest, body: Any, result: MatchResult, url: str

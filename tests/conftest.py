@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+
+from sandbox.demo.runs import find_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_CASES = ROOT / "test-cases"
@@ -20,13 +21,6 @@ def require(available: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is required in CI (CLAWBENCH_CI=1) but not available")
     pytest.skip(f"{what} not available")
-
-
-def chromium_path() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +37,7 @@ def reference_corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    path = chromium_path()
+    path = find_chromium()  # the demo's lookup: tests run the browser the demo would
     require(path is not None, "headless Chromium")
     assert path is not None
     return path

@@ -26,9 +26,10 @@ from proxy_addon.tasks import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.cli import commits_reaching_site
 from sandbox.demo.plan import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
+from sandbox.demo.runs import find_chromium
 from sandbox.demo.site import Received
 from scorer.runmeta import read_run_meta
-from tests.conftest import TEST_CASES, chromium_path, require
+from tests.conftest import TEST_CASES, require
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 
 CORPUS = TEST_CASES / "clawbench-demo"
@@ -101,7 +102,7 @@ def _run_demo(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[s
 def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     tmp_path: Path, judge: JudgeServer
 ) -> None:
-    require(chromium_path() is not None, "headless Chromium")
+    require(find_chromium() is not None, "headless Chromium")
     require(shutil.which("curl") is not None, "curl")
     models = tmp_path / "models.yaml"
     models.write_text(
