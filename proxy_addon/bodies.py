@@ -38,7 +38,7 @@ class Unevaluable(ValueError):
     """The body cannot be checked: too large, a decompression bomb, or undecodable."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs the proxy ~0.5 µs a request
 class ParsedBody:
     value: Any
     kind: str  # "empty" | "multipart" | "json" | "form" | "text" | "binary" | "unevaluable"
@@ -270,4 +270,12 @@ def parse_query(query: str) -> dict[str, Any]:
     """The query string as the reference parses it: blanks dropped, single values unwrapped."""
     if not query:
         return {}
-    return _unwrap(parse_qs(query))
+    if "%" in query or "+" in query:
+        return _unwrap(parse_qs(query))
+    # parse_qs without escapes to decode, three times faster (a test pins it to parse_qs)
+    fields: dict[str, list[Any]] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        if value:
+            fields.setdefault(name, []).append(value)
+    return _unwrap(fields)

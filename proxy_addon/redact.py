@@ -63,6 +63,6 @@ def redact_url(url: str) -> str:
     for pair in query.split("&"):
         key, eq, _ = pair.partition("=")
         # The key as the server reads it: percent-escapes and '+' decoded.
-        secret = eq and is_secret_key(unquote_plus(key))
+        secret = eq and is_secret_key(unquote_plus(key) if "%" in key or "+" in key else key)
         parts.append(f"{key}={quote(REDACTED)}" if secret else pair)
     return f"{base}?{'&'.join(parts)}{hsep}{frag}"

@@ -7,6 +7,7 @@ RequestLogEntry and the record against Interception.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import time
@@ -18,7 +19,7 @@ from proxy_addon.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
 from proxy_addon.matching import MatchResult
 from proxy_addon.records import InterceptedRequest, Interception
 from proxy_addon.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.urls import DEFAULT_PORTS, build_url, canonical_host, split_authority
+from proxy_addon.urls import DEFAULT_PORTS, canonical_host, split_authority, url_origin, url_path
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
@@ -37,24 +38,38 @@ def candidate_urls(
 ) -> tuple[str, ...]:
     """The URLs a request is matched as: by Host/:authority first (SPEC 3), then by the host
     the proxy connects to when that is a different name, so a forged Host cannot slip past."""
+    path = url_path(target)
+    if host_header is not None and len(host_header) > _CACHED_HOST_HEADER:
+        origins = _origins.__wrapped__(scheme, host_header, host, port)
+    else:
+        origins = _origins(scheme, host_header, host, port)
+    return tuple(origin + path for origin in origins)
+
+
+_CACHED_HOST_HEADER = 256
+"""Longer Host headers are not remembered (the cache's memory stays small)."""
+
+
+@functools.lru_cache(maxsize=1024)  # a proxy sees few origins many times over
+def _origins(scheme: str, host_header: str | None, host: str, port: int) -> tuple[str, ...]:
     # request_url's rule, inlined: the Host header (split once) when it names a host
     name, given_port = split_authority(host_header) if host_header else ("", None)
     if not name:
-        return (build_url(scheme, host, port, target),)
-    primary = build_url(scheme, name, given_port, target)
+        return (url_origin(scheme, host, port),)
+    primary = url_origin(scheme, name, given_port)
     if not host:
         return (primary,)
     same_port = (given_port or DEFAULT_PORTS.get(scheme.lower())) == port
     if (same_port and canonical_host(name) == canonical_host(host)) or _is_ip(host):
         return (primary,)
-    other = build_url(scheme, host, port, target)
+    other = url_origin(scheme, host, port)
     return (primary,) if other == primary else (primary, other)
 
 
 _WANTED_LENGTHS = frozenset(len(n) for n in ("content-type", "content-encoding", "upgrade"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs the proxy ~1 µs a request
 class SeenRequest:
     """One request as it goes to disk: secrets redacted once, shared by the log and the record.
 
@@ -187,7 +202,11 @@ def log_line(
         "mode": mode,
     }
     # ASCII output: a surrogate-escaped header byte becomes \\udcXX instead of failing to encode.
-    return (json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode("ascii")
+    return (_LINE_ENCODER.encode(entry) + "\n").encode("ascii")
+
+
+_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+"""json.dumps with arguments builds an encoder per call; the log keeps one."""
 
 
 def interception_record(

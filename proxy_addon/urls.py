@@ -64,17 +64,27 @@ def split_authority(authority: str) -> tuple[str, int | None]:
     return host, None
 
 
-def build_url(scheme: str, host: str, port: int | None, target: str) -> str:
-    """Canonical URL from parts; target is the request path with its raw query."""
+def url_origin(scheme: str, host: str, port: int | None) -> str:
+    """'scheme://host[:port]' of a canonical URL: the default port left out."""
     scheme = scheme.lower()
     host = canonical_host(host)
     netloc = host if port is None or DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    return f"{scheme}://{netloc}"
+
+
+def url_path(target: str) -> str:
+    """The path and raw query of a canonical URL, from a request target."""
     # A fragment ends the URL: anything after '#' (even a '?') is not path or query.
     path, sep, query = target.split("#", 1)[0].partition("?")
     path = remove_dot_segments(path) if path else "/"
     if not path.startswith("/"):
         path = "/" + path
-    return f"{scheme}://{netloc}{path}{sep}{query}"
+    return f"{path}{sep}{query}"
+
+
+def build_url(scheme: str, host: str, port: int | None, target: str) -> str:
+    """Canonical URL from parts; target is the request path with its raw query."""
+    return url_origin(scheme, host, port) + url_path(target)
 
 
 def canonical_url(url: str, host_header: str | None = None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from typing import Any
+from urllib.parse import parse_qs
 
 import brotli
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from proxy_addon.bodies import ParsedBody, parse_body, parse_query
 from proxy_addon.matching import HttpRequest, Matcher, MatchResult
 from proxy_addon.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.requestlog import candidate_urls
+from proxy_addon.requestlog import _origins, candidate_urls
 from proxy_addon.tasks import EvalSchema
 from proxy_addon.urls import canonical_url, request_url
 
@@ -217,3 +218,23 @@ def test_the_first_candidate_url_is_the_request_url(
     urls = candidate_urls(scheme, host_header, host, port, target)
     assert urls[0] == request_url(scheme, host_header, host, port, target)
     assert 1 <= len(urls) <= 2 and len(set(urls)) == len(urls)
+
+
+@SETTINGS
+@given(
+    query=st.lists(st.sampled_from([*"ab=&+%;#é ", "%41", "%zz", "=="]), max_size=30).map("".join)
+)
+def test_parse_query_is_parse_qs_with_single_values_unwrapped(query: str) -> None:
+    # parse_query skips parse_qs when there is no escape to decode; both ways must agree
+    expected = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(query).items()}
+    assert parse_query(query) == expected
+
+
+def test_a_long_host_header_is_matched_but_not_remembered() -> None:
+    host = "a" * 300 + ".example"
+    before = _origins.cache_info().currsize
+    urls = candidate_urls("http", host, "10.0.0.1", 80, "/p")
+    assert urls == (f"http://{host}/p",) == (request_url("http", host, "10.0.0.1", 80, "/p"),)
+    assert _origins.cache_info().currsize == before
+    candidate_urls("http", "shop.test", "10.0.0.1", 80, "/p")
+    assert _origins.cache_info().currsize == before + 1
