@@ -66,24 +66,32 @@ def snapshot_paths(
     """Every path whose stat the index keeps (missing files too: their creation changes a dir)."""
     top = str(root)
     paths: set[str] = {top}
-    join = os.path.join
     for run in run_dirs:
         run_s = str(run)
         parent = os.path.dirname(run_s)
         while parent.startswith(top) and len(parent) > len(top):  # dirs between root and run
             paths.add(parent)
             parent = os.path.dirname(parent)
-        data = join(run_s, "data")
-        paths.add(run_s)
-        paths.add(data)
-        paths.update(join(run_s, name) for name in _RUN_FILES)
-        paths.update(join(data, name) for name in _DATA_FILES)
+        paths.update(run_paths(run_s))
+    join = os.path.join
     for batch in batch_dirs:
         b = str(batch)
         paths.update((b, join(b, "rescore-summary.json"), join(b, "batch-summary.json")))
     paths.update(str(p) for p in extra if p is not None)
     paths.update(_code_files())
     return sorted(paths)
+
+
+def run_paths(run: str) -> list[str]:
+    """A run's own paths in the index: the run and data dirs, the files read or written there."""
+    join = os.path.join
+    data = join(run, "data")
+    return [run, data, *(join(run, n) for n in _RUN_FILES), *(join(data, n) for n in _DATA_FILES)]
+
+
+def stat_run(run: Path) -> dict[str, list[int] | None]:
+    """The index's stats of one run, taken once it is final (its last write done)."""
+    return {p: _stat(p) for p in run_paths(str(run))}
 
 
 def corpus_paths(corpus_root: Path) -> list[Path]:
@@ -102,15 +110,20 @@ def write_index(
     paths: Iterable[str],
     summaries: list[str],
     env_required: Iterable[str],
+    known: dict[str, list[int] | None] | None = None,
 ) -> None:
-    """Record a complete scoring; an unwritable cache directory only costs the fast path."""
+    """Record a complete scoring; an unwritable cache directory only costs the fast path.
+
+    known: stats already taken (stat_run, as each run was finished); the rest are taken now.
+    """
+    known = known or {}
     from proxy_addon.atomic import write_json_atomic
 
     data = {
         "version": VERSION,
         "options": options,
         "env_required": sorted(env_required),
-        "stats": {p: _stat(p) for p in paths},
+        "stats": {p: known[p] if p in known else _stat(p) for p in paths},
         "summaries": summaries,
     }
     target = index_path(root)
@@ -150,4 +163,13 @@ def up_to_date(root: Path, options: dict[str, Any]) -> list[dict[str, Any]] | No
     return out
 
 
-__all__ = ["cache_dir", "corpus_paths", "forget", "index_path", "snapshot_paths", "up_to_date"]
+__all__ = [
+    "cache_dir",
+    "corpus_paths",
+    "forget",
+    "index_path",
+    "run_paths",
+    "snapshot_paths",
+    "stat_run",
+    "up_to_date",
+]

@@ -56,6 +56,7 @@ class ScoreOptions:
     rate_deadline: float = 600.0
     env: Mapping[str, str] | None = None
     index_key: dict[str, Any] | None = None  # set: keep the score index (scorer.index) up to date
+    preload: tuple[str, ...] = ()  # modules the caller needs at the end, imported while judging
 
 
 class Reporter:
@@ -73,6 +74,7 @@ class BatchResult:
     batch: Batch
     summary: Summary
     written: bool
+    summary_json: dict[str, Any]  # summary.to_json(), made once
 
 
 @dataclass
@@ -126,7 +128,7 @@ class _Session:
             versions = {r: prompt_version(r) for r in rubrics}
             self.spec = JudgeSpec(config, rubrics, versions, opts.force, opts.dump_limit)
         self.result = ScoreResult()
-        self.writer = Writer()
+        self.writer = Writer(stat_runs=opts.index_key is not None)
         self.plans: dict[int, Plan] = {}
         self.engine: Engine | None = None
         self.backlog: list[JudgeJob] = []
@@ -157,7 +159,7 @@ class _Session:
                     plan.outcome.verdicts[rubric] = pending.saved
             plan.pending.clear()  # or a superseded re-run, or a task outside the corpus
             finish(plan.outcome)
-            self.writer.write(meta_file(plan))
+            self.writer.write(meta_file(plan), plan.rec.dir, last=True)
         verdicts = plan.outcome.verdicts.values()
         self.result.cached += sum(v.cached for v in verdicts)
         self.result.reused_priors += sum(v.source.startswith("reference") for v in verdicts)
@@ -177,7 +179,7 @@ class _Session:
         if not plan.pending:
             finish(plan.outcome)
             files += meta_file(plan)
-        self.writer.write(files)
+        self.writer.write(files, plan.rec.dir, last=not plan.pending)
         self.reporter.judged(res)
 
     def start_engine(self) -> None:
@@ -223,6 +225,7 @@ class _Session:
             if self.engine is None and self.backlog:
                 self.start_engine()
             if self.engine is not None:
+                preload.later(self.opts.preload)
                 self.result.stats = await self.engine.join()
         finally:
             gc.enable()
@@ -259,10 +262,11 @@ def score(opts: ScoreOptions, reporter: Reporter | None = None) -> ScoreResult:
         result.swept += session.writer.swept
     for (batch, recs), plans in zip(work, all_plans, strict=True):
         summary = summarize(batch.path, [p.outcome for p in plans], _options(session, batch, recs))
+        as_json = summary.to_json()
         written = False
         if not batch.single_run:
-            written = write_if_changed(batch.path / "rescore-summary.json", summary.to_json())
-        result.batches.append(BatchResult(batch, summary, written))
+            written = write_if_changed(batch.path / "rescore-summary.json", as_json)
+        result.batches.append(BatchResult(batch, summary, written, as_json))
     if indexed and not result.pending_left and not result.write_errors:
         _write_index(session, [d for _, recs in work for d in (r.dir for r in recs)])
     return result
@@ -277,7 +281,8 @@ def _write_index(session: _Session, run_dirs: list[Path]) -> None:
     paths = index.snapshot_paths(opts.path, run_dirs, batches, extra)
     summaries = [str(b / "rescore-summary.json") for b in batches]
     env = spec.config.env_vars if spec is not None else ()
-    index.write_index(opts.path, opts.index_key or {}, paths, summaries, env)
+    known = session.writer.run_stats
+    index.write_index(opts.path, opts.index_key or {}, paths, summaries, env, known)
 
 
 def _options(session: _Session, batch: Batch, recs: list[RunRecord]) -> Options:

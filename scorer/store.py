@@ -11,11 +11,13 @@ there are swept.
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from proxy_addon.atomic import dump_json, write_bytes_atomic
+from scorer import index
 from scorer.cache import our_judge_path
 from scorer.discover import sweep_temp_files
 from scorer.engine import JudgeResult
@@ -29,17 +31,44 @@ Files = list[tuple[Path, bytes]]
 class Writer:
     """A small pool of writer threads; errors are collected, writes finish on close()."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, stat_runs: bool = False) -> None:
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="clawbench-write")
         self.errors: list[str] = []
         self.swept = 0
+        # stat_runs: the score index's stats of each run are taken by the writer thread that
+        # does its last write, while the judge calls are out, not all at the end of the batch.
+        self.stat_runs = stat_runs
+        self.run_stats: dict[str, list[int] | None] = {}
+        self._lock = threading.Lock()
+        self._open: dict[Path, int] = {}  # a run's writes submitted and not yet done
+        self._last_given: set[Path] = set()
 
-    def write(self, files: Files) -> None:
-        """Write these files, in order, in a writer thread."""
-        if files:
-            self.pool.submit(self._write, files)
+    def write(self, files: Files, run: Path | None = None, *, last: bool = False) -> None:
+        """Write these files, in order, in a writer thread. run: the run they belong to; last:
+        no other write for it will follow (once all of its writes are done, it is stat'ed)."""
+        tracked = run if self.stat_runs else None
+        if not files and not (tracked and last):
+            return
+        if tracked is not None:
+            with self._lock:
+                self._open[tracked] = self._open.get(tracked, 0) + 1
+                if last:
+                    self._last_given.add(tracked)
+        self.pool.submit(self._write, files, tracked)
 
-    def _write(self, files: Files) -> None:
+    def _write(self, files: Files, run: Path | None) -> None:
+        self._write_files(files)
+        if run is None:
+            return
+        with self._lock:
+            self._open[run] -= 1
+            final = not self._open[run] and run in self._last_given
+            if final:
+                del self._open[run]
+        if final:
+            self.run_stats.update(index.stat_run(run))
+
+    def _write_files(self, files: Files) -> None:
         swept: set[Path] = set()
         for path, data in files:
             try:

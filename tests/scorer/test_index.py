@@ -119,3 +119,23 @@ def test_the_index_lives_outside_the_batch(scored: tuple[Path, list[str]]) -> No
     (path,) = Path(os.environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*.json")
     assert path == index.index_path(batch)
     assert not [p for p in batch.rglob("*") if "index" in p.name]
+
+
+def test_run_stats_taken_while_judging_match_the_files_at_the_end(
+    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each run is stat'ed by the writer thread doing its last write (both rubrics: two writes
+    # per run, from different threads); the index must hold exactly what is on disk at the end.
+    batch = tmp_path / "batch-20260101-120000"
+    for i in range(24):
+        reference_run(batch, f"c{i}", task_json(f"c{i}"), request=GOOD)
+    yaml = models_yaml(tmp_path / "models.yaml", judge)
+    args = [str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x", "--rubric", "both"]
+    assert main([*args, "--concurrency", "8", "--json"]) == 0
+    assert judge.count == 48
+    saved = json.loads(index.index_path(batch).read_text())["stats"]
+    runs = [str(p.parent) for p in batch.rglob("run-meta.json")]
+    assert len(runs) == 24 and all(r in saved for r in runs)
+    assert {p: index._stat(p) for p in saved} == saved
+    fast, _ = answered_from_index([*args, "--json"], capsys)
+    assert fast and judge.count == 48
