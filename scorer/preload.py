@@ -2,6 +2,7 @@
 
 It takes most of a second to import; started as soon as the first run that needs the judge is
 found, it overlaps the reading of the batch (a batch whose verdicts are all saved never pays it).
+What the end of the batch needs (the table's rich) is imported later, while the calls are out.
 """
 
 from __future__ import annotations
@@ -31,4 +32,19 @@ def start() -> threading.Event:
         return _done
 
 
-__all__ = ["start"]
+def later(modules: tuple[str, ...]) -> None:
+    """Import these in a background thread now (the judge calls are out, the loop mostly
+    waits), not when the batch is done and they are needed on the way out."""
+    if modules:
+
+        def load() -> None:
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except ImportError:  # the caller's own import will report it
+                    return
+
+        threading.Thread(target=load, name="clawbench-preload-later", daemon=True).start()
+
+
+__all__ = ["later", "start"]

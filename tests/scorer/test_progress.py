@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -85,3 +86,33 @@ def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
         "judging 3/1000: match 1, mismatch 1, error 1 (6.0 s)",  # 5 s after the start
         "judging 4/1000: match 2, mismatch 1, error 1 (7.0 s)",  # the last count, at the end
     ]
+
+
+def test_the_installed_command_flushes_its_whole_output_and_exit_code(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    # clawbench-score skips the interpreter's teardown (os._exit) once main() returns: the
+    # table piped to another program must still arrive whole, the summary be on disk, and the
+    # exit code be main()'s.
+    command = Path(sys.executable).parent / "clawbench-score"
+    batch = tmp_path / "batch-20260101-120000"
+    for i in range(RUNS):
+        case = f"case-{i:02d}"
+        reference_run(
+            batch,
+            case,
+            task_json(case, task_id=i),
+            request={"url": "https://a/x", "method": "POST"},
+        )
+    yaml = models_yaml(tmp_path / "models.yaml", judge)
+    args = [str(command), str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered
+    done = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"this run: {RUNS} runs" in done.stdout  # the last line, wrapped at 80 columns
+    assert done.stdout.endswith(" s\n")
+    assert json.loads((batch / "rescore-summary.json").read_text())["n_total"] == RUNS
+    as_json = subprocess.run([*args, "--json"], capture_output=True, text=True, env=env)
+    assert json.loads(as_json.stdout)["n_total"] == RUNS
+    bad = subprocess.run([str(command), str(tmp_path / "nowhere")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "nowhere" in bad.stderr
