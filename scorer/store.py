@@ -46,9 +46,9 @@ class Writer:
     def write(self, files: Files, run: Path | None = None, *, last: bool = False) -> None:
         """Write these files, in order, in a writer thread. run: the run they belong to; last:
         no other write for it will follow (once all of its writes are done, it is stat'ed)."""
+        if not files:
+            return  # a run with nothing to write is stat'ed with the batch's other paths
         tracked = run if self.stat_runs else None
-        if not files and not (tracked and last):
-            return
         if tracked is not None:
             with self._lock:
                 self._open[tracked] = self._open.get(tracked, 0) + 1
