@@ -5,7 +5,8 @@
 Every figure is printed beside a baseline measured in the same run:
 - overhead: non-matching traffic through mitmdump + our addon (logging on) vs plain mitmdump vs
   direct, keep-alive and new connections, 8 rounds, plain and addon swapping order each round
-  (wrk; the median of the rounds' paired ratios, and the spread).
+  (wrk; the median of the rounds' paired ratios, and the spread). Then side by side: both
+  proxies loaded at the same moments on one shared CPU, which cancels the VM's swings.
   Target: throughput with the addon >= 0.95x plain mitmdump.
 - block: a matching request sent → the client sees the block; interception.json is written and
   fsynced before the client is answered, so this bounds "request arriving → file durable".
@@ -136,9 +137,12 @@ def start_mitmdump(tmp: Path, name: str, addon: bool, extra: list[str] | None = 
     raise RuntimeError(f"{name} mitmdump did not start")
 
 
-def wrk(port: int, base: str, close: bool, host: str, seconds: int, conns: int) -> dict[str, Any]:
+def wrk(
+    port: int, base: str, close: bool, host: str, seconds: int, conns: int, cpu: int | None = None
+) -> dict[str, Any]:
     script = RESULTS / "wrk-proxy.lua"
     script.write_text(WRK_SCRIPT)
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     out = subprocess.run(
         [
             "wrk",
@@ -156,6 +160,7 @@ def wrk(port: int, base: str, close: bool, host: str, seconds: int, conns: int) 
         capture_output=True,
         text=True,
         check=True,
+        preexec_fn=pin,
     ).stdout
     line = next(x for x in out.splitlines() if x.startswith("{"))
     res = json.loads(line)
@@ -220,6 +225,57 @@ def bench_overhead(tmp: Path, rounds: int = 8, seconds: int = 5) -> dict[str, An
         for p in (plain, ours, up):
             p.terminate()
             p.wait()
+    return results
+
+
+def _pin(pid: int, cpu: int) -> None:
+    """Every thread of process pid onto one CPU."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), {cpu})
+
+
+def bench_side_by_side(tmp: Path, rounds: int = 6, seconds: int = 5) -> dict[str, Any] | None:
+    """Plain and addon mitmdump under load at the same moments, both pinned to one CPU (wrk and
+    the upstream on the other): the scheduler shares that CPU evenly between the two, and any
+    swing of the VM hits both alike, so their throughput ratio is their per-request cost ratio.
+    """
+    if (os.cpu_count() or 1) < 2 or not hasattr(os, "sched_setaffinity"):
+        print("\n[side by side] skipped: needs 2 CPUs and sched_setaffinity")
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    up, up_port = start_upstream(tmp)
+    plain, plain_port, _ = start_mitmdump(tmp, "plain-sbs", addon=False)
+    ours, ours_port, _ = start_mitmdump(tmp, "addon-sbs", addon=True)
+    host = f"127.0.0.1:{up_port}"
+    results: dict[str, Any] = {}
+    try:
+        _pin(up.pid, 0)
+        _pin(plain.pid, 1)
+        _pin(ours.pid, 1)
+        with ThreadPoolExecutor(2) as pool:
+            for close in (False, True):
+                kind = "new-connections" if close else "keep-alive"
+                conns = 8 if close else 16
+                ratios = []
+                for _ in range(rounds):
+                    p, a = (
+                        pool.submit(wrk, port, f"http://{host}", close, host, seconds, conns, 0)
+                        for port in (plain_port, ours_port)
+                    )
+                    p, a = p.result(), a.result()
+                    ratios.append(a["rps"] / p["rps"])
+                ratio = statistics.median(ratios)
+                results[kind] = {"addon_vs_plain": ratio, "rounds": ratios}
+                print(
+                    f"\n[side by side] {kind}: both proxies loaded at once on one CPU, {rounds} "
+                    f"rounds of {seconds} s\n  addon / plain throughput: {ratio:.3f}x median "
+                    f"({min(ratios):.3f}-{max(ratios):.3f}; target >= 0.95)"
+                )
+    finally:
+        for proc in (plain, ours, up):
+            proc.terminate()
+            proc.wait()
     return results
 
 
@@ -510,6 +566,7 @@ def main(argv: list[str]) -> int:
         tmp = Path(d)
         if "overhead" in parts:
             out["overhead"] = bench_overhead(tmp)
+            out["side_by_side"] = bench_side_by_side(tmp)
         if "block" in parts:
             out["block"] = bench_block(tmp)
         if "large" in parts:
