@@ -11,6 +11,7 @@ and counted. DIR/.proxy-ready is written once the task is loaded and the proxy l
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import os
@@ -185,6 +186,9 @@ class ClawbenchInterceptor:
             listen, self.task_file, self.task_sha256, self.matcher.log_only, MITMPROXY_VERSION
         )
         write_json_atomic(self.data_dir / ".proxy-ready", ready)
+        # mitmproxy's and our modules' ~90k objects live as long as the proxy: out of the
+        # collector's sight, its full collections stop rescanning them (~1% of throughput).
+        gc.freeze()
 
     def done(self) -> None:
         if self._log_fd is not None:

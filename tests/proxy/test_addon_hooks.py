@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator
@@ -330,3 +331,15 @@ def test_host_header_is_mitmproxys(version: str, headers: list, authority: bytes
         b"", None, 0, 0,
     )  # fmt: skip
     assert host_header(req) == req.host_header
+
+
+def test_once_running_the_startup_heap_is_frozen(arm) -> None:
+    # The proxy's startup objects (mitmproxy's, ours) are moved out of the collector's sight
+    # once it runs, so full collections under load do not rescan them.
+    armed = arm()
+    gc.unfreeze()
+    try:
+        armed.addon.running()
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
