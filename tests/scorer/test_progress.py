@@ -34,17 +34,19 @@ def scorer(batch: Path, judge: JudgeServer, *extra: str) -> subprocess.Completed
     return subprocess.run(cmd, env=env, capture_output=True, text=True)  # stderr: a pipe
 
 
-def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServer) -> None:
-    judge.script(by_case)
+def a_batch(tmp_path: Path) -> Path:
+    """RUNS intercepted runs in the reference's layout."""
     batch = tmp_path / "batch-20260101-120000"
     for i in range(RUNS):
         case = f"case-{i:02d}"
-        reference_run(
-            batch,
-            case,
-            task_json(case, task_id=i),
-            request={"url": "https://a/x", "method": "POST"},
-        )
+        request = {"url": "https://a/x", "method": "POST"}
+        reference_run(batch, case, task_json(case, task_id=i), request=request)
+    return batch
+
+
+def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServer) -> None:
+    judge.script(by_case)
+    batch = a_batch(tmp_path)
     done = scorer(batch, judge, "--progress")
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
@@ -95,15 +97,7 @@ def test_the_installed_command_flushes_its_whole_output_and_exit_code(
     # table piped to another program must still arrive whole, the summary be on disk, and the
     # exit code be main()'s.
     command = Path(sys.executable).parent / "clawbench-score"
-    batch = tmp_path / "batch-20260101-120000"
-    for i in range(RUNS):
-        case = f"case-{i:02d}"
-        reference_run(
-            batch,
-            case,
-            task_json(case, task_id=i),
-            request={"url": "https://a/x", "method": "POST"},
-        )
+    batch = a_batch(tmp_path)
     yaml = models_yaml(tmp_path / "models.yaml", judge)
     args = [str(command), str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered
