@@ -65,6 +65,7 @@ class Writer:
             final = not self._open[run] and run in self._last_given
             if final:
                 del self._open[run]
+                self._last_given.discard(run)
         if final:
             self.run_stats.update(index.stat_run(run))
 
