@@ -216,14 +216,15 @@ class ClawbenchInterceptor:
         req = flow.request
         urls = candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path)
         raw = req.raw_content or b""
-        seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, len(raw))
+        method = req.method
+        seen = see_request(urls[0], method, req.headers.fields, req.http_version, len(raw))
         parsed: ParsedBody | None = None
         if raw and (
             len(raw) <= LOG_PARSE_LIMIT
             or (self.matcher.needs_body and any(self.matcher.url_matches(u) for u in urls))
         ):
             parsed = parse_body(raw, seen.content_type, seen.content_encoding, limit=self.max_body)
-        result, url = self._decide(req.method, urls, parsed)
+        result, url = self._decide(method, urls, parsed)
         if url != urls[0]:
             seen = with_url(seen, url)
         if self.routes:

@@ -53,16 +53,24 @@ def redact_fields(value: Any) -> Any:
     return value
 
 
+def _secret_pair(pair: str) -> bool:
+    key, eq, _ = pair.partition("=")
+    # The key as the server reads it: percent-escapes and '+' decoded.
+    return bool(eq) and is_secret_key(unquote_plus(key) if "%" in key or "+" in key else key)
+
+
 def redact_url(url: str) -> str:
-    """Replace the values of secret-looking query keys in a URL, keeping everything else as is."""
+    """Replace the values of secret-looking query keys in a URL, keeping everything else as is.
+
+    A URL with nothing to redact comes back as the same object (callers may test `is`).
+    """
     base, sep, rest = url.partition("?")
     if not sep:
         return url
     query, hsep, frag = rest.partition("#")
-    parts = []
-    for pair in query.split("&"):
-        key, eq, _ = pair.partition("=")
-        # The key as the server reads it: percent-escapes and '+' decoded.
-        secret = eq and is_secret_key(unquote_plus(key) if "%" in key or "+" in key else key)
-        parts.append(f"{key}={quote(REDACTED)}" if secret else pair)
+    pairs = query.split("&")
+    if not any(map(_secret_pair, pairs)):
+        return url
+    redacted = f"={quote(REDACTED)}"
+    parts = [p.partition("=")[0] + redacted if _secret_pair(p) else p for p in pairs]
     return f"{base}?{'&'.join(parts)}{hsep}{frag}"

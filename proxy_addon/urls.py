@@ -75,11 +75,14 @@ def url_origin(scheme: str, host: str, port: int | None) -> str:
 def url_path(target: str) -> str:
     """The path and raw query of a canonical URL, from a request target."""
     # A fragment ends the URL: anything after '#' (even a '?') is not path or query.
-    path, sep, query = target.split("#", 1)[0].partition("?")
-    path = remove_dot_segments(path) if path else "/"
+    if "#" in target:
+        target = target.partition("#")[0]
+    path, sep, query = target.partition("?")
+    if "." in path or "%" in path:
+        path = remove_dot_segments(path)
     if not path.startswith("/"):
-        path = "/" + path
-    return f"{path}{sep}{query}"
+        path = "/" + path  # an empty path too
+    return f"{path}?{query}" if sep else path
 
 
 def build_url(scheme: str, host: str, port: int | None, target: str) -> str:

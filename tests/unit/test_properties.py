@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import json
 import uuid
 import zlib
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote, unquote_plus
 
 import brotli
 from hypothesis import HealthCheck, given, settings
@@ -14,8 +15,8 @@ from hypothesis import strategies as st
 
 from proxy_addon.bodies import ParsedBody, parse_body, parse_query
 from proxy_addon.matching import HttpRequest, Matcher, MatchResult
-from proxy_addon.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.requestlog import _origins, candidate_urls
+from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_headers, redact_url
+from proxy_addon.requestlog import _encode_line, _origins, candidate_urls, see_request
 from proxy_addon.tasks import EvalSchema
 from proxy_addon.urls import canonical_url, request_url
 
@@ -239,3 +240,59 @@ def test_a_long_host_header_is_matched_but_not_remembered() -> None:
     assert _origins.cache_info().currsize == before
     candidate_urls("http", f"shop-{uuid.uuid4().hex}.test", "10.0.0.1", 80, "/p")  # a new one
     assert _origins.cache_info().currsize == before + 1
+
+
+queries = st.lists(
+    st.sampled_from([*"ab=&+%#é ", "%41", "%zz", "==", "token", "Cookie", "api_key", "%74oken"]),
+    max_size=30,
+).map("".join)
+
+
+def _every_pair_rebuilt(url: str) -> str:
+    """redact_url spelled out: each pair with a secret-looking key gets its value replaced."""
+    base, sep, rest = url.partition("?")
+    if not sep:
+        return url
+    query, hsep, frag = rest.partition("#")
+    parts = []
+    for pair in query.split("&"):
+        key, eq, _ = pair.partition("=")
+        parts.append(
+            f"{key}={quote(REDACTED)}" if eq and is_secret_key(unquote_plus(key)) else pair
+        )
+    return f"{base}?{'&'.join(parts)}{hsep}{frag}"
+
+
+@SETTINGS
+@given(query=queries)
+def test_redact_url_replaces_secret_pairs_and_returns_a_clean_url_itself(query: str) -> None:
+    url = f"http://shop.test/p?{query}"
+    secret = any(
+        eq and is_secret_key(unquote_plus(key))
+        for key, eq, _ in (p.partition("=") for p in query.partition("#")[0].split("&"))
+    )
+    assert redact_url(url) == _every_pair_rebuilt(url)
+    assert (redact_url(url) is url) is not secret
+
+
+@SETTINGS
+@given(query=queries)
+def test_the_logged_query_is_the_redacted_parse(query: str) -> None:
+    # see_request skips redact_fields when redact_url found no secret key: both must agree
+    url = f"http://shop.test/p?{query}"
+    seen = see_request(url, "GET", [(b"Host", b"shop.test")], "HTTP/1.1", 0)
+    assert seen.url == redact_url(url)
+    assert seen.query == redact_fields(parse_query(query.partition("#")[0]))
+
+
+class _Opaque:
+    def __str__(self) -> str:
+        return "opaque \u00e9 \udcff"
+
+
+@SETTINGS
+@given(value=json_values)
+def test_the_log_line_encoder_is_json_dumps(value: Any) -> None:
+    entry = {"body": value, "when": 1.5, "other": _Opaque(), "raw": b"\xff", "key": "é\udcff"}
+    expected = json.dumps(entry, separators=(",", ":"), default=str)
+    assert "".join(_encode_line(entry, 0)) == expected
