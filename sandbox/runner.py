@@ -27,9 +27,9 @@ import docker
 import docker.errors
 from pydantic import ValidationError
 
-from proxy_addon.atomic import write_bytes_atomic, write_json_atomic
+from proxy_addon.atomic import write_bytes_atomic
 from proxy_addon.matching import Matcher
-from proxy_addon.records import NotIntercepted, RecordError, read_interception
+from proxy_addon.records import RecordError, read_interception
 from proxy_addon.tasks import Task, TaskError, load_task, task_path
 from sandbox import engine
 from sandbox.agentview import AgentView, agent_view
@@ -37,7 +37,7 @@ from sandbox.contract import SandboxReport
 from sandbox.layout import case_name, new_run_dir, stamp
 from sandbox.outcome import Verdict, classify
 from sandbox.payload import AgentChoice, container_files
-from sandbox.runrecord import write_meta
+from sandbox.runrecord import record_not_intercepted, write_meta
 
 HOST_GRACE_S = 60
 """Head-room past time_limit for the proxy to start and the agent to be stopped."""
@@ -255,14 +255,6 @@ def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Verdict:
         exit_code=run.container_exit,
         host_timeout=timed_out,
     )
-    if not (data / "interception.json").exists() or not intercepted:
-        schema = (
-            run.task.eval_schema.model_dump(mode="json", exclude_none=True) if run.task else None
-        )
-        if not (data / "interception.json").exists():
-            write_json_atomic(
-                data / "interception.json",
-                NotIntercepted.for_reason(verdict.interception_reason, schema),
-            )
+    record_not_intercepted(data, verdict, run.task)
     write_meta(run, verdict, intercepted)
     return verdict

@@ -14,13 +14,17 @@ import sys
 import time
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proxy_addon.atomic import write_json_atomic
+from proxy_addon.records import NotIntercepted
 from sandbox.image import REPO
 from sandbox.outcome import Verdict
 from scorer.runmeta import RunMeta, write_run_meta
 
 if TYPE_CHECKING:
+    from proxy_addon.tasks import Task
     from sandbox.runner import _Run
 
 _SECRET_ASSIGNMENT = re.compile(
@@ -87,29 +91,68 @@ def _sandbox_block(run: _Run) -> dict[str, Any]:
     }
 
 
-def write_meta(run: _Run, verdict: Verdict, intercepted: bool) -> None:
-    """Write <run>/run-meta.json for a finished (or failed) run."""
-    task = run.task
-    meta: dict[str, Any] = {"test_case": run.case}
+def meta_core(
+    *,
+    case: str,
+    task: Task | None,
+    task_sha256: str | None,
+    model: str,
+    harness: str,
+    ts: str,
+    started: float,
+    verdict: Verdict,
+    intercepted: bool,
+    egress_blocked: int | None,
+) -> dict[str, Any]:
+    """The keys every run-meta.json carries (SPEC section 5), the task's metadata first like
+    the reference's; the sandbox and the demo add their own blocks after these."""
+    meta: dict[str, Any] = {"test_case": case}
     if task is not None and task.metadata is not None:
         meta.update(task.metadata.model_dump(mode="json", by_alias=True))
     meta.update(
         task_id=task.task_id if task else None,
-        task_json_sha256=run.task_sha256,
+        task_json_sha256=task_sha256,
         instruction=task.instruction if task else None,
-        model=run.req.model,
-        harness=run.harness,
-        timestamp=run.ts,
+        model=model,
+        harness=harness,
+        timestamp=ts,
         time_limit_minutes=task.time_limit if task else None,
-        duration_seconds=round(time.time() - run.started, 1),
+        duration_seconds=round(time.time() - started, 1),
         intercepted=intercepted,
         stop_reason=verdict.stop_reason,
         result_category=verdict.result_category,
         infra_failure=verdict.result_category == "infra_failure",
-        egress_blocked=run.report.egress_blocked if run.report else None,
+        egress_blocked=egress_blocked,
     )
     if verdict.failure_reason:
         meta["failure_reason"] = verdict.failure_reason
+    return meta
+
+
+def record_not_intercepted(data: Path, verdict: Verdict, task: Task | None) -> None:
+    """data/interception.json in the not-intercepted shape, when the addon wrote none."""
+    if (data / "interception.json").exists():
+        return
+    schema = task.eval_schema.model_dump(mode="json", exclude_none=True) if task else None
+    write_json_atomic(
+        data / "interception.json", NotIntercepted.for_reason(verdict.interception_reason, schema)
+    )
+
+
+def write_meta(run: _Run, verdict: Verdict, intercepted: bool) -> None:
+    """Write <run>/run-meta.json for a finished (or failed) run."""
+    meta = meta_core(
+        case=run.case,
+        task=run.task,
+        task_sha256=run.task_sha256,
+        model=run.req.model,
+        harness=run.harness,
+        ts=run.ts,
+        started=run.started,
+        verdict=verdict,
+        intercepted=intercepted,
+        egress_blocked=run.report.egress_blocked if run.report else None,
+    )
     if run.view is not None and run.view.warnings:
         meta["extra_info_warnings"] = run.view.warnings
     if run.problems:

@@ -19,15 +19,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from proxy_addon.atomic import write_json_atomic
 from proxy_addon.launcher import ProxyStartError, start_proxy
-from proxy_addon.records import NotIntercepted
 from proxy_addon.tasks import load_task
 from sandbox.agents.script import dump_script
 from sandbox.container.trust import client_env
 from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
 from sandbox.layout import new_run_dir
-from sandbox.runrecord import provenance
+from sandbox.outcome import Verdict
+from sandbox.runrecord import meta_core, provenance, record_not_intercepted
 from scorer.runmeta import RunMeta, write_run_meta
 
 CHROMIUM_FLAGS = (
@@ -64,11 +63,20 @@ class RunResult:
 
     run: DemoRun
     run_dir: Path
-    intercepted: bool
-    result_category: str
-    stop_reason: str
+    verdict: Verdict
     duration: float
-    failure: str | None = None
+
+    @property
+    def intercepted(self) -> bool:
+        return self.verdict.result_category == "intercepted"
+
+    @property
+    def stop_reason(self) -> str:
+        return self.verdict.stop_reason
+
+    @property
+    def failure(self) -> str | None:
+        return self.verdict.failure_reason
 
 
 def spki_pin(ca_pem: Path) -> str:
@@ -175,38 +183,30 @@ def execute(run: DemoRun, setup: Setup) -> RunResult:
                 _end(proc)
     intercepted = (data / "interception.json").is_file()
     if intercepted:
-        category, stop_reason = "intercepted", "intercepted"
+        verdict = Verdict("intercepted", "intercepted")
+    elif stop_reason == "intercepted":
+        verdict = Verdict("infra_failure", "unknown", "stop requested but no interception.json")
+    elif failure:
+        verdict = Verdict("infra_failure", stop_reason, failure)
     else:
-        if stop_reason == "intercepted":
-            stop_reason, failure = "unknown", "stop requested but no interception.json"
-        schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
-        write_json_atomic(
-            data / "interception.json", NotIntercepted.for_reason(stop_reason, schema)
-        )
-        category = "infra_failure" if failure else "model_not_intercepted"
-    duration = round(time.time() - started, 2)
-    meta = {
-        "test_case": run.slug,
-        **(task.metadata.model_dump(mode="json", by_alias=True) if task.metadata else {}),
-        "task_id": task.task_id,
-        "instruction": task.instruction,
-        "model": MODEL,
-        "harness": run.harness,
-        "timestamp": setup.ts,
-        "time_limit_minutes": task.time_limit,
-        "duration_seconds": duration,
-        "task_json_sha256": hashlib.sha256(task_bytes).hexdigest(),
-        "intercepted": intercepted,
-        "stop_reason": stop_reason,
-        "result_category": category,
-        "egress_blocked": None,  # no firewall outside the sandbox
-        "demo": {"variant": run.variant, "why": run.why},
-        "provenance": provenance(),
-    }
-    if failure:
-        meta["failure_reason"] = failure
+        verdict = Verdict("model_not_intercepted", stop_reason)
+    record_not_intercepted(data, verdict, task)
+    meta = meta_core(
+        case=run.slug,
+        task=task,
+        task_sha256=hashlib.sha256(task_bytes).hexdigest(),
+        model=MODEL,
+        harness=run.harness,
+        ts=setup.ts,
+        started=started,
+        verdict=verdict,
+        intercepted=intercepted,
+        egress_blocked=None,  # no firewall outside the sandbox
+    )
+    meta["demo"] = {"variant": run.variant, "why": run.why}
+    meta["provenance"] = provenance()
     write_run_meta(run_dir / "run-meta.json", RunMeta.model_validate(meta))
-    return RunResult(run, run_dir, intercepted, category, stop_reason, duration, failure)
+    return RunResult(run, run_dir, verdict, meta["duration_seconds"])
 
 
 def find_chromium() -> str | None:
