@@ -128,6 +128,12 @@ class Engine:
                     return res
                 await asyncio.sleep(self._backoff(spent))
                 continue
+            except Exception as e:  # a bug of ours, never a lost run: an error verdict instead
+                self.limiter.failed()
+                self.stats.failed_calls += 1
+                why = self.client.scrub(f"{type(e).__name__}: {e}")[:300]
+                res.verdict = Verdict(None, "", f"internal error in the judge call: {why}")
+                return res
             self.limiter.success(reply.latency_s)
             res.input_tokens += reply.input_tokens
             res.output_tokens += reply.output_tokens

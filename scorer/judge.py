@@ -106,25 +106,38 @@ def retry_after(headers: Any, default: float = 1.0) -> float:
     return default
 
 
+def _count(value: Any) -> int:
+    """A token count as the reply gives it; anything but a number counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(0, int(value))
+
+
 def _reply_text(data: Any, endpoint: str) -> tuple[str | None, tuple[int, int]]:
-    """(assistant text, (input, output) tokens) of a chat or responses reply body."""
+    """(assistant text, (input, output) tokens) of a chat or responses reply body; a body of
+    an unforeseen shape gives no text (a blank reply) rather than an exception."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    usage = data.get("usage") or {}
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     if endpoint == "responses":
+        output = data.get("output")
         parts = [
-            c.get("text") or ""
-            for item in data.get("output") or []
+            c.get("text") if isinstance(c.get("text"), str) else ""
+            for item in (output if isinstance(output, list) else [])
             if isinstance(item, dict) and item.get("type") == "message"
-            for c in item.get("content") or []
+            for c in (item.get("content") if isinstance(item.get("content"), list) else [])
             if isinstance(c, dict) and c.get("type") == "output_text"
         ]
         text = "".join(parts) if parts else data.get("output_text")
-        return text, (usage.get("input_tokens") or 0, usage.get("output_tokens") or 0)
-    choices = data.get("choices") or []
-    message = (choices[0].get("message") or {}) if choices else {}
-    text = message.get("content")
-    return text, (usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+        tokens = (_count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
+    else:
+        choices = data.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        text = message.get("content") if isinstance(message, dict) else None
+        tokens = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+    return (text if isinstance(text, str) else None), tokens
 
 
 class JudgeClient:
@@ -197,12 +210,7 @@ class JudgeClient:
             raise JudgeCallError("transient", f"connection failed: {self.scrub(str(e))}") from None
         except (openai.APIResponseValidationError, ValueError, TypeError, KeyError) as e:
             raise JudgeCallError("transient", f"unreadable reply: {self.scrub(str(e))}") from None
-        return Completion(
-            text if isinstance(text, str) else None,
-            int(tokens[0] or 0),
-            int(tokens[1] or 0),
-            time.monotonic() - start,
-        )
+        return Completion(text, tokens[0], tokens[1], time.monotonic() - start)
 
     async def close(self) -> None:
         for client in self._clients:

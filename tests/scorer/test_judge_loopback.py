@@ -110,6 +110,49 @@ def test_blank_replies_spend_the_tries(tmp_path: Path, judge: JudgeServer) -> No
     assert record["match"] is None and "blank reply after 3 tries" in record["error"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": [{"message": "plain text, not an object"}]},
+        {"choices": ["not an object"]},
+        {"choices": {"0": {}}},
+        {"output": "not a list", "choices": None},
+    ],
+)
+def test_replies_of_an_unforeseen_shape_are_judge_errors(
+    tmp_path: Path, judge: JudgeServer, body: dict
+) -> None:
+    """A 200 whose body is JSON of the wrong shape is a blank reply (retried, then a null
+    verdict): the run is a judge_error, never lost or counted as not intercepted."""
+    judge.script(lambda call: Reply(None, body=body) if "case-00" in call.user else verdict(True))
+    batch = batch_of(tmp_path, 2)
+    assert run_cli(batch, judge) == 0
+    assert judge.count == 4
+    records = judge_files(batch)
+    assert len(records) == 2 and records[0]["match"] is None
+    assert "blank reply after 3 tries" in records[0]["error"]
+    assert records[1]["match"] is True
+    s = summary(batch)
+    assert (s["n_intercepted"], s["n_judge_error"], s["n_passed"]) == (2, 1, 1)
+    assert s["n_model_not_intercepted"] == 0
+
+
+def test_token_counts_that_are_not_numbers_count_as_zero(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    text = '{"match": true, "reason": "ok"}'
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": "n/a", "completion_tokens": 3},
+    }
+    judge.script([Reply(None, body=body)])
+    batch = batch_of(tmp_path)
+    assert run_cli(batch, judge) == 0
+    (record,) = judge_files(batch)
+    assert record["match"] is True
+    assert record["usage"] == {"input_tokens": 0, "output_tokens": 3}
+
+
 def test_a_blank_reply_then_a_verdict(tmp_path: Path, judge: JudgeServer) -> None:
     judge.script([Reply(""), verdict(True)])
     batch = batch_of(tmp_path)
