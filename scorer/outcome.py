@@ -123,10 +123,14 @@ class Outcome:
     final_pass: bool = False
     notes: list[str] = field(default_factory=list)
     identified: bool = True  # False: neither run-meta.json nor the path says who ran it
+    deciding: str | None = None  # the rubric that decides final_pass: strict, unless lenient only
 
     @property
     def primary(self) -> RubricVerdict | None:
-        """The verdict that decides final_pass: strict when it ran, else lenient."""
+        """The verdict that decides final_pass: the deciding rubric's, and only its (a lenient
+        verdict never stands in for a strict one that was not asked this time)."""
+        if self.deciding is not None:
+            return self.verdicts.get(self.deciding)
         return self.verdicts.get("strict") or self.verdicts.get("lenient")
 
 

@@ -135,6 +135,8 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
             out.credited = False
             out.notes.append("Stage-1 credit withdrawn: the re-check failed (--enforce-recheck)")
     plan = Plan(rec, out)
+    if judge is not None:
+        out.deciding = judge.rubrics[0]
     if judge is None or not out.credited or request is None:
         return plan
     instruction = (meta.instruction if meta else None) or (task.instruction if task else "") or ""

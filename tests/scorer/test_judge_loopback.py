@@ -371,6 +371,33 @@ def test_both_rubrics_strict_decides(tmp_path: Path, judge: JudgeServer) -> None
     assert s["tasks"][0]["match_lenient"] is True and s["tasks"][0]["match_strict"] is False
 
 
+def test_both_rubrics_a_lenient_verdict_never_stands_in_for_strict(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    """Beyond --limit strict is not asked; the reference's lenient prior (judge_llm.json) is
+    kept and reported, but the run is unjudged, not passed on the lenient verdict."""
+    batch = batch_of(tmp_path, 2)
+    prior = {
+        "match": True,
+        "reason": "lenient ok",
+        "judge_model": "judge-x",
+        "raw": "",
+        "error": None,
+    }
+    for run in sorted(batch.glob("*/*")):
+        (run / "judge_llm.json").write_text(json.dumps(prior))
+    judge.script([verdict(False, "strict says no")])
+    assert run_cli(batch, judge, "--rubric", "both", "--limit", "1") == 0
+    assert judge.count == 1  # case-00's strict; both lenient verdicts are the priors
+    s = summary(batch)
+    rows = {t["test_case"]: t for t in s["tasks"]}
+    assert rows["case-00"]["result_category"] == "judge_mismatch"
+    assert rows["case-01"]["result_category"] == "intercepted"  # counted in n_unjudged
+    assert rows["case-01"]["final_pass"] is False and rows["case-01"]["match_lenient"] is True
+    assert (s["n_passed"], s["n_unjudged"], s["n_match_lenient"]) == (0, 1, 2)
+    assert [m["final_pass"] for m in metas(batch)] == [False, False]
+
+
 def metas(batch: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(batch.rglob("run-meta.json"))]
 
