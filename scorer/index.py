@@ -40,6 +40,14 @@ def index_path(root: Path) -> Path:
     return cache_dir() / f"index-{digest}.json"
 
 
+def _digest(name: str) -> str:
+    """sha256 of an environment variable's value (the value itself is never stored)."""
+    value = os.environ.get(name)
+    return hashlib.sha256(
+        b"" if value is None else value.encode("utf-8", "surrogateescape")
+    ).hexdigest()
+
+
 def _stat(path: str) -> list[int] | None:
     try:
         st = os.stat(path)
@@ -111,10 +119,13 @@ def write_index(
     summaries: list[str],
     env_required: Iterable[str],
     known: dict[str, list[int] | None] | None = None,
+    env_params: Iterable[str] = (),
 ) -> None:
     """Record a complete scoring; an unwritable cache directory only costs the fast path.
 
     known: stats already taken (stat_run, as each run was finished); the rest are taken now.
+    env_params: variables whose values are the judge's parameters (models.yaml ${ENV}): a
+    digest of each is kept, so another value scores in full (keys are only checked as set).
     """
     known = known or {}
     from proxy_addon.atomic import write_json_atomic
@@ -123,6 +134,7 @@ def write_index(
         "version": VERSION,
         "options": options,
         "env_required": sorted(env_required),
+        "env_params": {name: _digest(name) for name in sorted(env_params)},
         "stats": {p: known[p] if p in known else _stat(p) for p in paths},
         "summaries": summaries,
     }
@@ -150,6 +162,9 @@ def up_to_date(root: Path, options: dict[str, Any]) -> list[dict[str, Any]] | No
         return None
     if any(not os.environ.get(name) for name in data.get("env_required") or ()):
         return None  # the full path then says which key is missing
+    params = data.get("env_params")
+    if not isinstance(params, dict) or any(_digest(n) != d for n, d in params.items()):
+        return None  # a judge parameter from the environment changed
     stats = data.get("stats") or {}
     for path, was in stats.items():
         if _stat(path) != was:

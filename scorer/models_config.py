@@ -56,6 +56,7 @@ class JudgeConfig:
     max_tokens: int | None = None
     source: str = "built-in"
     env_vars: tuple[str, ...] = ()  # the environment variables the entry needs
+    param_env_vars: tuple[str, ...] = ()  # those of them that feed cache_params (not keys)
     api_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -155,7 +156,12 @@ def entry_config(
     if not keys:
         raise ConfigError(f"{where}: entry {name!r} has no api_key or api_keys")
     base = openai_base_url(entry.api_type, entry.base_url)
-    names = {n for v in raw.values() for n in _ENV_REF.findall(json.dumps(v, default=str))}
+
+    def referenced(items: Any) -> set[str]:
+        return {n for v in items for n in _ENV_REF.findall(json.dumps(v, default=str))}
+
+    names = referenced(raw.values())
+    params = referenced(v for k, v in raw.items() if k not in ("api_key", "api_keys"))
     return JudgeConfig(
         name=name,
         base_url=base,
@@ -166,6 +172,7 @@ def entry_config(
         max_tokens=entry.max_tokens,
         source=where,
         env_vars=tuple(sorted(names)),
+        param_env_vars=tuple(sorted(params)),
         api_keys=keys,
     )
 

@@ -281,8 +281,9 @@ def _write_index(session: _Session, run_dirs: list[Path]) -> None:
     paths = index.snapshot_paths(opts.path, run_dirs, batches, extra)
     summaries = [str(b / "rescore-summary.json") for b in batches]
     env = spec.config.env_vars if spec is not None else ()
+    params = spec.config.param_env_vars if spec is not None else ()
     known = session.writer.run_stats
-    index.write_index(opts.path, opts.index_key or {}, paths, summaries, env, known)
+    index.write_index(opts.path, opts.index_key or {}, paths, summaries, env, known, params)
 
 
 def _options(session: _Session, batch: Batch, recs: list[RunRecord]) -> Options:

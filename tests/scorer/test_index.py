@@ -114,6 +114,34 @@ def test_a_missing_key_is_still_an_error_on_an_unchanged_batch(
     assert "DEEPSEEK_API_KEY is not set" in capsys.readouterr().err
 
 
+def test_a_judge_parameter_from_the_environment_is_part_of_the_index(
+    tmp_path: Path,
+    judge: JudgeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """thinking_level: ${LEVEL} in models.yaml: another value is another judge, scored in full
+    (the key's value may change freely; the index keeps only a digest of parameter values)."""
+    batch = tmp_path / "batch-20260101-120000"
+    reference_run(batch, "c0", task_json("c0"), request=GOOD)
+    yaml = models_yaml(
+        tmp_path / "models.yaml", judge, api_key="${JUDGE_KEY}", thinking_level="${LEVEL}"
+    )
+    args = [str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x", "--json"]
+    monkeypatch.setenv("JUDGE_KEY", "sk-first-key-value")
+    monkeypatch.setenv("LEVEL", "off")
+    assert main(args) == 0 and judge.count == 1
+    monkeypatch.setenv("JUDGE_KEY", "sk-rotated-key-value")
+    fast, _ = answered_from_index(args, capsys)
+    assert fast and judge.count == 1
+    monkeypatch.setenv("LEVEL", "high")
+    fast, _ = answered_from_index(args, capsys)
+    assert not fast and judge.count == 2  # the new parameters' verdict
+    (path,) = Path(os.environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*.json")
+    text = path.read_text()
+    assert "high" not in text and "sk-rotated-key-value" not in text
+
+
 def test_the_index_lives_outside_the_batch(scored: tuple[Path, list[str]]) -> None:
     batch, _ = scored
     (path,) = Path(os.environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*.json")
