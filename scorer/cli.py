@@ -165,6 +165,8 @@ def _scored(result: Any) -> tuple[list[Any], str]:
         )
         if not stats.json_mode:
             line += "; JSON mode off (the judge refused response_format)"
+    if result.kept_on_error:
+        line += f"; {result.kept_on_error} failed re-asks (--force) kept their saved verdict"
     for err in result.write_errors:
         line += f"\nwrite failed: {err}"
     return shown, line

@@ -29,7 +29,7 @@ from scorer.prompts import DUMP_LIMIT, prompt_version
 from scorer.provenance import provenance
 from scorer.runpath import identify_from_paths
 from scorer.runs import RunRecord, load_data, load_meta
-from scorer.store import Writer, judge_record, meta_file, verdict_file, write_if_changed
+from scorer.store import Files, Writer, judge_record, meta_file, verdict_file, write_if_changed
 from scorer.summary import Options, Summary, counted_runs, summarize
 
 RUBRIC_SETS = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
@@ -86,6 +86,7 @@ class ScoreResult:
     reused_priors: int = 0
     to_judge: int = 0
     pending_left: int = 0  # verdicts a re-run would still ask for (errors, --limit)
+    kept_on_error: int = 0  # --force calls that failed: the saved verdict stands
     write_errors: list[str] = field(default_factory=list)
     swept: int = 0
 
@@ -167,15 +168,26 @@ class _Session:
 
     def on_result(self, res: JudgeResult) -> None:
         plan = self.plans[res.job.key[0]]
-        record = judge_record(self.spec, plan, res)  # type: ignore[arg-type]
-        del plan.pending[res.job.rubric]
-        v = res.verdict
-        plan.outcome.verdicts[res.job.rubric] = RubricVerdict(
-            v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
-        )
-        if v.match is None:
-            self.result.pending_left += 1  # a re-run asks again
-        files = verdict_file(record, plan)
+        rubric, v = res.job.rubric, res.verdict
+        saved = plan.pending[rubric].saved
+        files: Files = []
+        if v.match is None and saved is not None and saved.match is not None:
+            # --force and the judge failed: the verdict on disk stands (an error never erases)
+            del plan.pending[rubric]
+            plan.outcome.verdicts[rubric] = saved
+            plan.outcome.notes.append(
+                f"{rubric}: judge error ({v.error}); the saved verdict stands"
+            )
+            self.result.kept_on_error += 1
+        else:
+            record = judge_record(self.spec, plan, res)  # type: ignore[arg-type]
+            del plan.pending[rubric]
+            plan.outcome.verdicts[rubric] = RubricVerdict(
+                v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
+            )
+            if v.match is None:
+                self.result.pending_left += 1  # a re-run asks again
+            files = verdict_file(record, plan)
         if not plan.pending:
             finish(plan.outcome)
             files += meta_file(plan)

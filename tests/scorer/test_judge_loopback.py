@@ -425,6 +425,25 @@ def test_force_with_a_limit_keeps_the_verdicts_it_does_not_redo(
     assert [t["verdict_source"] for t in s["tasks"]] == ["judge"] * 4
 
 
+def test_force_with_a_failing_judge_keeps_the_saved_verdicts(
+    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = batch_of(tmp_path, 2)
+    assert run_cli(batch, judge) == 0 and judge.count == 2
+    before = [p.read_bytes() for p in sorted(batch.rglob("data/judge.json"))]
+    judge.script([error(503, "overloaded")] * 6)
+    capsys.readouterr()
+    assert run_cli(batch, judge, "--force") == 0
+    assert judge.count == 8  # both asked again, 3 tries each
+    assert [p.read_bytes() for p in sorted(batch.rglob("data/judge.json"))] == before
+    assert [(m["result_category"], m["final_pass"]) for m in metas(batch)] == [("passed", True)] * 2
+    s = summary(batch)
+    assert (s["n_passed"], s["n_judge_error"]) == (2, 0)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 failed re-asks (--force) kept their saved verdict" in out
+    assert run_cli(batch, judge) == 0 and judge.count == 8  # nothing left to ask
+
+
 def test_a_limit_keeps_a_judge_error_it_does_not_retry(tmp_path: Path, judge: JudgeServer) -> None:
     judge.script([error(400, "context too long")] * 2)
     batch = batch_of(tmp_path, 2)
