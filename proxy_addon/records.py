@@ -169,8 +169,12 @@ def normalise_interception(data: Any, path: str = "interception.json") -> Interc
         raise RecordError(f"{path}: expected a JSON object, got {type(data).__name__}")
     data = dict(data)
     if "request" not in data and "url" in data:
-        data["request"] = {k: data.pop(k) for k in ("url", "method", "body", "params") if k in data}
-        data.setdefault("intercepted", True)
+        flat = {k: data.pop(k) for k in ("url", "method", "body", "params") if k in data}
+        missed = data.get("intercepted") is False or (
+            "intercepted" not in data and flat["url"] is None
+        )
+        data["request"] = None if missed else flat  # a miss writes its keys as nulls
+        data.setdefault("intercepted", not missed)
     if "intercepted" not in data:
         data["intercepted"] = bool(data.get("request"))
     try:

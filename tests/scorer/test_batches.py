@@ -174,6 +174,34 @@ def test_corrupt_files_make_one_infra_failure_and_the_rest_is_scored(
     assert "truncated JSON" in out
 
 
+@pytest.mark.parametrize(
+    ("shape", "category"),
+    [
+        ({"url": GOOD["url"], "method": "POST", "body": {"a": 1}}, "intercepted"),
+        ({"intercepted": True, "url": GOOD["url"], "method": "POST", "body": {}}, "intercepted"),
+        (
+            {"intercepted": False, "url": None, "method": None, "body": None},
+            "model_not_intercepted",
+        ),
+        ({"url": None, "method": None, "body": None}, "model_not_intercepted"),
+        (
+            {"intercepted": False, "stop_reason": "agent_exited", "url": None, "body": None},
+            "model_not_intercepted",
+        ),
+        ({"intercepted": True, "url": None, "method": None, "body": None}, "infra_failure"),
+    ],
+)
+def test_the_scoring_documents_flat_shape_of_a_hit_and_a_miss(
+    tmp_path: Path, shape: dict, category: str
+) -> None:
+    """SPEC 4: url/method/body at top level; a miss writes them as nulls and is the model's."""
+    batch = tmp_path / "batch-20260101-120000"
+    our_run(batch, "c0", task_json("c0"), interception=shape)
+    assert main([str(batch), "--no-judge"]) == 0
+    (task,) = summary(batch)["tasks"]
+    assert task["result_category"] == category, task["infra_reason"]
+
+
 def test_enforce_recheck_withdraws_the_credit(
     tmp_path: Path, corpus: Path, judge: JudgeServer
 ) -> None:
