@@ -119,7 +119,8 @@ def run_batch(
     *,
     json_output: bool = False,
 ) -> int:
-    """Run the batch; 0 when every job ran without an infra failure, 2 otherwise, 130 on Ctrl-C."""
+    """Run the batch; 0 when every job ran without an infra failure and scoring (if asked)
+    succeeded, 2 otherwise, 130 on Ctrl-C."""
     engine.image_id(client, template.image)  # a missing image fails once, before any run
     if options.resume is not None:
         batch_dir = options.resume
@@ -213,10 +214,13 @@ def run_batch(
         results.setdefault(
             i, BatchJob(model=template.model, case=case_name(case_dir), status="skipped")
         )
+    scored = 0
     if options.judge_model and not interrupted:
-        from sandbox.judging import score_run
+        from sandbox.judging import score_run, scoring_failed
 
-        score_run(batch_dir, options.judge_model, options.models_yaml)
+        scored = score_run(batch_dir, options.judge_model, options.models_yaml)
+        if scored:
+            say(scoring_failed(batch_dir, scored, options.judge_model, options.models_yaml))
         for job in results.values():
             if job.run_dir and not job.resumed:
                 job.status = status_of(read_run_meta(Path(job.run_dir) / "run-meta.json"))
@@ -241,6 +245,6 @@ def run_batch(
     else:
         counts = ", ".join(f"{k} {v}" for k, v in summary.totals.items() if v)
         print(f"batch {batch_dir}: {counts or 'no jobs'}")
-    if interrupted:
+    if interrupted or scored == 130:
         return 130
-    return 2 if summary.totals.get("error") else 0
+    return 2 if summary.totals.get("error") or scored else 0

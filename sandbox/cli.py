@@ -33,11 +33,14 @@ from sandbox.runner import RunRequest, run_task
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
   1    not intercepted (the agent's failure)
-  2    setup or infra error (bad options, missing image, proxy never ready, container failed)
+  2    setup or infra error (bad options, missing image, proxy never ready, container failed),
+       or --judge-model: the judge does not resolve (checked before any container starts) or
+       scoring the run failed (the run is kept)
   130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
 BATCH_EXIT_CODES = """exit codes:
   0    every run finished without an infra failure (intercepted or not)
-  2    setup error, or at least one run ended as an infra failure
+  2    setup error, at least one run ended as an infra failure, or --judge-model: the judge
+       does not resolve (checked before any container starts) or scoring the batch failed
   130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
 
 
@@ -321,15 +324,25 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_judge(args: argparse.Namespace) -> None:
+    """--judge-model: the judge resolves (entry, key) before any container starts."""
+    if args.judge_model:
+        from sandbox.judging import check_judge
+
+        check_judge(args.judge_model, args.models_yaml)
+
+
 def _run(args: argparse.Namespace) -> int:
     req = request_from(args, args.task_dir, args.out)
+    _check_judge(args)
     outcome = run_task(engine.connect(), req)
     judge_match = None
+    scored = 0
     if args.judge_model and outcome.intercepted:
         from sandbox.judging import score_run
         from scorer.runmeta import read_run_meta
 
-        score_run(outcome.run_dir, args.judge_model, args.models_yaml)
+        scored = score_run(outcome.run_dir, args.judge_model, args.models_yaml)
         judge_match = read_run_meta(outcome.run_dir / "run-meta.json").judge_match
     verdict = outcome.verdict
     if args.json:
@@ -348,6 +361,12 @@ def _run(args: argparse.Namespace) -> int:
         why = verdict.failure_reason or verdict.stop_reason
         judged = f", judge_match={judge_match}" if args.judge_model and outcome.intercepted else ""
         print(f"{label} ({why}{judged}) — results in {outcome.run_dir}")
+    if scored:
+        from sandbox.judging import scoring_failed
+
+        failed = scoring_failed(outcome.run_dir, scored, args.judge_model, args.models_yaml)
+        print(f"clawbench-sandbox: {failed}", file=sys.stderr)
+        return 130 if scored == 130 else 2
     return outcome.exit_code
 
 
@@ -358,6 +377,7 @@ def _batch(args: argparse.Namespace) -> int:
     if not args.corpus.is_dir() or not discover_cases(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
     template = request_from(args, args.corpus, args.out)
+    _check_judge(args)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,

@@ -36,7 +36,7 @@ from sandbox.runner import RunOutcome, RunRequest, run_task
 from scorer.runmeta import read_run_meta
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
-from tests.support.judge_server import start_judge_server, verdict
+from tests.support.judge_server import error, start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -398,6 +398,46 @@ def test_submit_page_answer_is_intercepted_and_judged(
     meta = read_run_meta(run / "run-meta.json")
     assert meta.judge_match is True and meta.final_pass is True
     assert meta.model_extra["sandbox"]["submit_page"] is True
+
+
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_scoring_failure_after_the_runs_is_reported_and_exits_2(
+    command, docker_client, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(TEST_CASES / "clawbench-demo" / DEMO_CASE, corpus / DEMO_CASE)
+    judge = start_judge_server(lambda call: error(401, "invalid api key"))  # refuses the key
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"refusing:\n  base_url: {judge.base_url}\n"
+        "  api_type: openai-completions\n  api_key: test-key\n"
+    )
+    out = tmp_path / "out"
+    target = corpus / DEMO_CASE if command == "run" else corpus
+    try:
+        code = sandbox_main(
+            [
+                command,
+                str(target),
+                "--agent",
+                "scripted",
+                "--script",
+                str(CASES / "shop-checkout" / "script.json"),
+                "--judge-model",
+                "refusing",
+                "--models-yaml",
+                str(models),
+                *_args(internet, sandbox_image, out),
+            ]
+        )
+    finally:
+        judge.close()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert judge.count >= 1
+    assert "scoring failed (exit 2" in err and "score them again with: clawbench-score" in err
+    (run,) = out.glob("**/run-meta.json")
+    assert read_run_meta(run).result_category == "intercepted"  # the run is kept, not judged
 
 
 @pytest.mark.parametrize(

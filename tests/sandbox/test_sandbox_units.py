@@ -466,6 +466,29 @@ def test_bad_numbers_are_refused_before_any_run_directory_exists(command, tmp_pa
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["run", "batch"])
+@pytest.mark.parametrize(
+    ("judge", "message"),
+    [
+        (["--judge-model", "nosuch"], "judge model 'nosuch' not found"),
+        (["--judge-model", "deepseek-v4-pro"], "DEEPSEEK_API_KEY is not set"),
+        (["--judge-model", "x", "--models-yaml", "/nonexistent.yaml"], "/nonexistent.yaml"),
+    ],
+)
+def test_a_judge_that_does_not_resolve_stops_before_any_container(
+    command, judge, message, tmp_path, monkeypatch, capsys
+) -> None:
+    # No engine at all: the judge must be refused before Docker is even contacted.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    out = tmp_path / "out"
+    assert cli_main([command, QUICK, "--out", str(out), *judge]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("clawbench-sandbox: --judge-model: ") and "\n" not in err
+    assert message in err
+    assert not out.exists()
+
+
 def _help(capsys, *argv: str) -> str:
     with pytest.raises(SystemExit) as exited:
         cli_main([*argv, "--help"])
