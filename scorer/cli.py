@@ -30,6 +30,13 @@ def _positive(value: str) -> int:
     return n
 
 
+def _seconds(value: str) -> float:
+    n = float(value)
+    if not n > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return n
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clawbench-score",
@@ -60,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
         default=16,
         help="judge calls in flight at most (adapts down on 429); default 16",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per judge call")
+    p.add_argument("--timeout", type=_seconds, default=60.0, help="seconds per judge call")
     p.add_argument("--force", action="store_true", help="judge again, ignoring saved verdicts")
     p.add_argument("--limit", type=int, help="judge at most N runs this time")
     p.add_argument(
@@ -198,12 +205,19 @@ def _main(argv: Sequence[str] | None) -> int:
     except ValueError:  # not the main thread (an embedding caller): leave signals alone
         previous = None
     try:
-        if _up_to_date(args, path, key):
-            return 0
+        from scorer.leaderboard import LeaderboardError, check_csv, merge_csv
+
+        try:
+            if args.csv:
+                check_csv(args.csv)  # before any work: a CSV we could not merge into
+            if _up_to_date(args, path, key):
+                return 0
+        except LeaderboardError as e:
+            print(f"clawbench-score: {e}", file=sys.stderr)
+            return EXIT_USAGE
         from scorer.corpus import CorpusError
         from scorer.discover import DiscoveryError
         from scorer.engine import JudgeFatal
-        from scorer.leaderboard import LeaderboardError, merge_csv
         from scorer.models_config import ConfigError
         from scorer.pipeline import ScoreOptions, score
 
@@ -263,6 +277,9 @@ def _main(argv: Sequence[str] | None) -> int:
             signal.signal(signal.SIGTERM, previous)
     shown, line = _scored(result)
     _output(args, shown, line)
+    if args.json:  # stdout holds JSON only; the table's "write failed" lines go to stderr
+        for err in result.write_errors:
+            print(f"clawbench-score: write failed: {err}", file=sys.stderr)
     return 1 if result.write_errors else 0
 
 

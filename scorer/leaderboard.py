@@ -31,27 +31,49 @@ def render_csv(rows: Iterable[dict[str, str]]) -> str:
     return buf.getvalue()
 
 
+def _read(path: Path) -> list[dict[str, str]]:
+    """The rows of an existing leaderboard CSV (none if absent or empty)."""
+    if path.is_dir():
+        raise LeaderboardError(f"{path}: is a directory; give a file path to --csv")
+    if not path.parent.is_dir():
+        raise LeaderboardError(
+            f"{path}: directory {path.parent} does not exist; create it or give another --csv"
+        )
+    if not path.exists() or not path.stat().st_size:
+        return []
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            if list(reader.fieldnames or []) != list(LEADERBOARD_COLUMNS):
+                raise LeaderboardError(
+                    f"{path}: columns {reader.fieldnames} are not "
+                    f"{','.join(LEADERBOARD_COLUMNS)}; give another --csv file"
+                )
+            return [dict(r) for r in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise LeaderboardError(f"{path}: cannot read: {e}") from e
+
+
+def check_csv(path: Path) -> None:
+    """LeaderboardError now, before any work, if rows could not be merged into path."""
+    _read(path)
+
+
 def merge_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write rows into the CSV at path, replacing rows with the same model, harness, dataset."""
-    existing: list[dict[str, str]] = []
-    if path.exists() and path.stat().st_size:
-        try:
-            with path.open(newline="", encoding="utf-8") as f:
-                reader = csv.DictReader(f)
-                if list(reader.fieldnames or []) != list(LEADERBOARD_COLUMNS):
-                    raise LeaderboardError(
-                        f"{path}: columns {reader.fieldnames} are not "
-                        f"{','.join(LEADERBOARD_COLUMNS)}; give another --csv file"
-                    )
-                existing = [dict(r) for r in reader]
-        except (OSError, UnicodeDecodeError, csv.Error) as e:
-            raise LeaderboardError(f"{path}: cannot read: {e}") from e
+    """Write rows into the CSV at path, replacing rows with the same model, harness, dataset
+    (among the new rows too: the last one given wins)."""
+    existing = _read(path)
     from proxy_addon.atomic import write_bytes_atomic
 
-    new = [{k: str(r[k]) for k in LEADERBOARD_COLUMNS} for r in rows]
-    keys = {_key(r) for r in new}
-    merged = [r for r in existing if _key(r) not in keys] + new
-    write_bytes_atomic(path, render_csv(merged).encode("utf-8"))
+    new: dict[tuple[str, str, str], dict[str, str]] = {}
+    for row in rows:
+        r = {k: str(row[k]) for k in LEADERBOARD_COLUMNS}
+        new[_key(r)] = r
+    merged = [r for r in existing if _key(r) not in new] + list(new.values())
+    try:
+        write_bytes_atomic(path, render_csv(merged).encode("utf-8"))
+    except OSError as e:
+        raise LeaderboardError(f"{path}: cannot write: {e.strerror or e}") from e
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "LeaderboardError", "merge_csv", "render_csv"]
+__all__ = ["LEADERBOARD_COLUMNS", "LeaderboardError", "check_csv", "merge_csv", "render_csv"]

@@ -232,6 +232,64 @@ def test_no_judge_needs_no_key_and_calls_nothing(tmp_path: Path, judge: JudgeSer
     assert csv.read_text().splitlines()[1].split(",")[3:5] == ["1", "2"]
 
 
+@pytest.mark.parametrize("problem", ["no such directory", "a directory", "other columns"])
+def test_a_csv_that_cannot_be_merged_is_one_error_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str
+) -> None:
+    batch = tmp_path / "batch-20260101-120000"
+    reference_run(batch, "a", task_json("a"), request=GOOD)
+    csv = {
+        "no such directory": tmp_path / "nodir" / "board.csv",
+        "a directory": tmp_path,
+        "other columns": tmp_path / "board.csv",
+    }[problem]
+    if problem == "other columns":
+        csv.write_text("a,b\n1,2\n")
+    for scored_before in (False, True):  # a full scoring, then one the index would answer
+        if scored_before:
+            assert main([str(batch), "--no-judge"]) == 0
+        else:
+            assert not (batch / "rescore-summary.json").exists()
+        capsys.readouterr()
+        assert main([str(batch), "--no-judge", "--csv", str(csv)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"clawbench-score: {csv}") and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
+        if not scored_before:
+            assert not (batch / "rescore-summary.json").exists()  # no work was done
+    if problem == "other columns":
+        assert csv.read_text() == "a,b\n1,2\n"
+
+
+def test_one_leaderboard_row_per_model_harness_and_dataset(tmp_path: Path) -> None:
+    root = tmp_path / "sweep"
+    for ts in ("20260101-120000", "20260102-120000"):
+        reference_run(root / f"batch-{ts}", "a", task_json("a"), request=GOOD)
+    csv = tmp_path / "board.csv"
+    assert main([str(root), "--no-judge", "--csv", str(csv), "--dataset", "v9"]) == 0
+    assert len(csv.read_text().splitlines()) == 2  # the header and one row
+
+
+def test_timeout_must_be_positive(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for bad in ("0", "-1", "nan"):
+        with pytest.raises(SystemExit) as e:
+            main([str(tmp_path), "--timeout", bad])
+        assert e.value.code == 2
+        assert "--timeout" in capsys.readouterr().err
+
+
+def test_json_output_reports_a_failed_write_on_stderr(
+    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = tmp_path / "batch-20260101-120000"
+    run = reference_run(batch, "a", task_json("a"), request=GOOD)
+    (run / "data" / "judge.json").mkdir()  # the verdict cannot be written there
+    assert score(batch, judge, "--json") == 1
+    out = capsys.readouterr()
+    json.loads(out.out)  # stdout stays one JSON line a batch
+    assert "clawbench-score: write failed:" in out.err and "judge.json" in out.err
+
+
 def test_only_batch_alias_directory_of_batches_and_single_run(
     tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
