@@ -429,3 +429,20 @@ def test_console_script(graphql_task: Path) -> None:
     assert done.returncode == 1
     assert "no such file or directory" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_the_readme_match_example_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's `clawbench-tasks match` example, run as written, says match."""
+    import shlex
+
+    repo = Path(__file__).resolve().parents[2]
+    text = (repo / "README.md").read_text().replace("\\\n", " ")
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("clawbench-tasks match ")]
+    argv = shlex.split(line)[1:]
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        code = main(argv)
+    finally:
+        os.chdir(cwd)
+    assert code == 0 and json.loads(capsys.readouterr().out)["match"] is True
