@@ -27,6 +27,7 @@ from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
 from sandbox.demo.site import HOSTS, DemoSite, Received
 from sandbox.image import REPO
+from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.layout import stamp
 from sandbox.summary import BatchJob, BatchSummary, now_iso, status_of, write_summary
 from scorer.defaults import DEFAULT_JUDGE
@@ -54,10 +55,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _judge_args(args: argparse.Namespace, console: Console) -> list[str]:
+    """clawbench-score's judge arguments; a chosen judge is resolved here (JudgeUnavailable)."""
     if args.no_judge:
         return ["--no-judge"]
     chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
     if chosen or os.environ.get("DEEPSEEK_API_KEY"):
+        check_judge(args.judge_model, args.models_yaml)
         extra = ["--models-yaml", str(args.models_yaml)] if args.models_yaml else []
         return [*extra, "--judge-model", args.judge_model]
     console.print(
@@ -82,7 +85,7 @@ def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list
 
 
 def _batch_summary(
-    batch: Path, results: list[RunResult], started: str, t0: float, workers: int
+    batch: Path, corpus: Path, results: list[RunResult], started: str, t0: float, workers: int
 ) -> None:
     jobs = []
     for r in results:
@@ -105,7 +108,7 @@ def _batch_summary(
         max_concurrent=workers,
         harness=",".join(harnesses),
         image="none (clawbench-demo runs on the host)",
-        corpus=str(CORPUS),
+        corpus=str(corpus),
         jobs=jobs,
     )
     write_summary(batch, summary)
@@ -127,6 +130,31 @@ def _show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
     console.print(table)
 
 
+RUN_FILES = ("interception.json", "requests.jsonl", "judge.json", "mitmdump.log", "agent.log")
+
+
+def files_written(batch: Path, ts: str) -> str:
+    """Where the demo's files are: only those written (judge.json only when a judge ran)."""
+    top = [n for n in ("batch-summary.json", "rescore-summary.json") if (batch / n).is_file()]
+    runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
+    data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
+    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
+    if data:
+        per_run.append(f"data/{{{', '.join(data)}}}")
+    agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""
+    where = f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with {', '.join(per_run)}{agent}"
+    return f"Files in {batch}: {', '.join([*top, f'and per run {where}'])}."
+
+
+def _new_batch(out: Path, ts: str) -> Path:
+    batch = (out / f"batch-{ts}").resolve()
+    try:
+        batch.mkdir(parents=True, exist_ok=False)
+    except OSError as e:
+        raise PlanError(f"--out {out}: cannot create {batch}: {e.strerror or e}") from e
+    return batch
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input."""
     args = parser().parse_args(argv)
@@ -138,15 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if shutil.which("curl") is None:
         console.print("curl not found: the curl agent's runs are skipped.")
         harnesses = tuple(h for h in harnesses if h != "curl")
-    try:
+    t0, started, ts = time.monotonic(), now_iso(), stamp()
+    try:  # every check before the batch directory exists
         runs = load_plan(args.tasks, harnesses)
-    except PlanError as e:
+        judge = _judge_args(args, console)
+        batch = _new_batch(args.out, ts)
+    except (PlanError, JudgeUnavailable) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
-    judge = _judge_args(args, console)
-    t0, started, ts = time.monotonic(), now_iso(), stamp()
-    batch = (args.out / f"batch-{ts}").resolve()
-    batch.mkdir(parents=True, exist_ok=False)
     confdir = batch / ".mitmproxy"
     from mitmproxy.certs import CertStore
 
@@ -163,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         leaked = commits_reaching_site(site.received, runs)
         demo_hosts = sum(r.host in HOSTS for r in site.received)
         others = len(site.received) - demo_hosts
-    _batch_summary(batch, results, started, t0, workers)
+    _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers)
     _show_runs(console, results, batch)
     console.print(
         f"The demo site received {demo_hosts} requests for the demo hosts (page views, cart, "
@@ -183,11 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
     scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
     console.print(
-        f"\nFiles in {batch}: batch-summary.json, rescore-summary.json, and per run "
-        f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with run-meta.json, task.json, "
-        "data/{interception.json, requests.jsonl, judge.json, mitmdump.log, agent.log} and "
-        f"agent/ (what the agent ran). Took {time.monotonic() - t0:.1f} s.",
-        highlight=False,
+        f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
     unexpected = [r for r in results if r.intercepted != EXPECTED[r.run.variant] or r.failure]
     for r in unexpected:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from proxy_addon.tasks import TaskError, load_task
 from sandbox.agents.script import FilePart, ScriptedRequest
 
 MODEL = "scripted-demo"
@@ -61,21 +62,35 @@ class DemoRun:
 
 
 def load_plan(corpus: Path, harnesses: tuple[str, ...] = HARNESSES) -> list[DemoRun]:
-    """The planned runs of these harnesses, with their requests from corpus/requests.json."""
+    """The planned runs of these harnesses, with their requests from corpus/requests.json.
+
+    Every planned task.json is loaded and validated here, before the demo starts anything: a
+    broken one is a PlanError with the task loader's message (file, field, fix)."""
     doc_path = corpus / "requests.json"
     try:
         doc = json.loads(doc_path.read_text(encoding="utf-8"))["tasks"]
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         raise PlanError(f"{doc_path}: cannot read the demo requests: {e}") from e
     runs = []
+    checked: set[str] = set()
     for slug, harness, variant in PLAN:
         if harness not in harnesses:
             continue
-        entry = doc.get(slug)
+        entry = doc.get(slug) if isinstance(doc, dict) else None
         if entry is None or not (corpus / slug / "task.json").is_file():
             raise PlanError(f"{corpus}: task {slug} (in the demo plan) is missing")
-        request = entry[variant] if variant in ("correct", "wrong") else None
-        browse = tuple(r for r in entry.get("no_match", []) if r["method"] == "GET")
+        if slug not in checked:
+            try:
+                load_task(corpus / slug)
+            except TaskError as e:
+                raise PlanError(f"{e} (a task of the demo plan)") from e
+            checked.add(slug)
+        try:
+            request = entry[variant] if variant in ("correct", "wrong") else None
+            browse = tuple(r for r in entry.get("no_match", []) if r["method"] == "GET")
+            host, start = entry["host"], entry["start"]
+        except (KeyError, TypeError, AttributeError) as e:
+            raise PlanError(f"{doc_path}: tasks.{slug}: missing or malformed {e}") from e
         why = {
             "correct": "does the task right",
             "wrong": (request or {}).get("why", "wrong payload"),
@@ -87,8 +102,8 @@ def load_plan(corpus: Path, harnesses: tuple[str, ...] = HARNESSES) -> list[Demo
                 harness,
                 variant,
                 corpus / slug,
-                entry["host"],
-                entry["start"],
+                host,
+                start,
                 request,
                 browse,
                 why,

@@ -83,6 +83,12 @@ def _left_behind(marker: str) -> list[str]:
     return found
 
 
+def _files_line(stdout: str) -> str:
+    """The closing "Files in …" sentence, unwrapped."""
+    text = " ".join(stdout.split())
+    return text[text.index("Files in ") :]
+
+
 def _run_demo(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path / "out"
     proc = subprocess.run(
@@ -116,6 +122,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         del os.environ["DEMO_JUDGE_KEY"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "commit requests among them: 0" in proc.stdout
+    assert "judge.json" in _files_line(proc.stdout)
 
     variants = Counter(v for _, _, v in PLAN)
     runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
@@ -171,6 +178,9 @@ def test_demo_without_a_key_scores_stage_1_and_says_how_to_add_a_judge(tmp_path:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No judge key: scoring Stage 1 only" in proc.stdout
     assert "DEEPSEEK_API_KEY" in proc.stdout
+    files = _files_line(proc.stdout)  # only what was written: no judge, no judge.json
+    assert "batch-summary.json, rescore-summary.json" in files and "judge.json" not in files
+    assert "data/{interception.json, requests.jsonl, mitmdump.log, agent.log}" in files
     summary = json.loads((batch / "rescore-summary.json").read_text())
     planned = [p for p in PLAN if p[1] != "chromium"]
     assert summary["n_total"] == len(planned)
@@ -181,18 +191,65 @@ def test_demo_without_a_key_scores_stage_1_and_says_how_to_add_a_judge(tmp_path:
     assert _left_behind(str(batch)) == []
 
 
-def test_a_missing_corpus_is_one_clear_error(tmp_path: Path) -> None:
+def _corrupt_task(tmp_path: Path) -> list[str]:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus)
+    task = corpus / "002-reviews-backpack-form" / "task.json"
+    doc = json.loads(task.read_text())
+    doc["eval_schema"]["method"] = "SEND"
+    task.write_text(json.dumps(doc))
+    return ["--tasks", str(corpus)]
+
+
+BAD_INPUTS = {
+    "missing corpus": (lambda t: ["--tasks", str(t / "nowhere")], "nowhere/requests.json"),
+    "corrupt task.json": (_corrupt_task, "002-reviews-backpack-form/task.json: eval_schema.method"),
+    "missing models.yaml": (
+        lambda t: ["--models-yaml", str(t / "none.yaml"), "--judge-model", "nosuch"],
+        "none.yaml: not found",
+    ),
+    "unknown judge": (lambda t: ["--judge-model", "nosuch"], "judge model 'nosuch' not found"),
+    "default judge, no key": (
+        lambda t: ["--judge-model", "deepseek-v4-pro", "--models-yaml", str(t / "empty.yaml")],
+        "DEEPSEEK_API_KEY is not set",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_is_one_clear_error_before_any_run(tmp_path: Path, case: str) -> None:
+    make_args, message = BAD_INPUTS[case]
+    (tmp_path / "empty.yaml").write_text("{}\n")
     proc = subprocess.run(
-        [str(DEMO), "--out", str(tmp_path / "out"), "--tasks", str(tmp_path / "nowhere")],
+        [str(DEMO), "--out", str(tmp_path / "out"), *make_args(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
         env=_env(tmp_path),
         check=False,
     )
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("clawbench-demo: ") and "nowhere/requests.json" in proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith("clawbench-demo: ") and "\n" not in err and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_out_that_is_a_file_is_one_clear_error(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.write_text("a file\n")
+    proc = subprocess.run(
+        [str(DEMO), "--out", str(out), "--no-judge"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path),
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith(f"clawbench-demo: --out {out}: cannot create {out}/batch-"), err
+    assert err.endswith(": Not a directory") and "\n" not in err
+    assert out.read_text() == "a file\n"
 
 
 # -- the plan's pure parts -------------------------------------------------------------------
