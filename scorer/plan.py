@@ -112,6 +112,9 @@ def _new_outcome(rec: RunRecord, stage: Stage1) -> Outcome:
 def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enforce: bool) -> Plan:
     """Everything about one run short of calling the judge."""
     stage = stage1(rec)
+    if corpus is None and rec.task_problem and not stage.infra:
+        # the run's own task.json is its task here: without it no re-check, no judge_context
+        stage = Stage1(False, rec.task_problem, stage.reference_category)
     out = _new_outcome(rec, stage)
     task: Task | None = rec.task
     if corpus is not None:

@@ -28,7 +28,9 @@ class Recheck:
         return {"status": self.status, "reasons": list(self.reasons)}
 
 
-SKIPPED = Recheck("skipped", ("no task to re-check against (no --tasks, no task.json copy)",))
+SKIPPED = Recheck(
+    "skipped", ("no task to re-check against (no --tasks, no usable task.json copy)",)
+)
 
 
 def _matcher(schema: EvalSchema) -> Matcher:

@@ -2,7 +2,9 @@
 
 A file that makes the run unscorable (run-meta.json or data/interception.json unreadable) is a
 `problem` (the run is an infra failure, the file named); a bad task.json copy or judge file is a
-`note` (the run is still scored).
+`note` (the run is still scored), except a task.json copy that is not JSON at all
+(`task_problem`): without --tasks it is the run's only task, so the plan makes that an infra
+failure too.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class RunRecord:
     task: Task | None = None
     task_sha256: str | None = None
     task_read: bool = False
+    task_problem: str | None = None  # the task.json copy is unreadable or truncated JSON
     meta_from_path: bool = False  # run-meta.json unreadable: meta built from the path (runpath)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -98,13 +101,15 @@ def read_task(rec: RunRecord) -> None:
     path = rec.dir / "task.json"
     try:
         raw = path.read_bytes()
+        data = json.loads(raw)
     except FileNotFoundError:
         return
-    except OSError as e:
-        rec.notes.append(f"{path}: unreadable: {e}")
+    except (OSError, ValueError) as e:
+        rec.task_problem = f"{path}: unreadable or truncated JSON: {e}"
+        rec.notes.append(rec.task_problem)
         return
     try:
-        rec.task = parse_task(json.loads(raw), path)
+        rec.task = parse_task(data, path)
     except (TaskError, ValueError) as e:
         rec.notes.append(f"{path}: not usable for the re-check or judge_context: {e}")
         return

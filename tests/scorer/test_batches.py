@@ -202,6 +202,29 @@ def test_the_scoring_documents_flat_shape_of_a_hit_and_a_miss(
     assert task["result_category"] == category, task["infra_reason"]
 
 
+def test_a_truncated_task_copy_is_an_infra_failure_unless_the_corpus_has_the_task(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    """Without --tasks the run's task.json copy is its task (re-check, judge_context): a copy
+    that is not JSON makes the run an infra failure naming it; with --tasks it is a note."""
+    corpus = write_corpus(
+        tmp_path / "corpus" / "v9", {"c0": task_json("c0"), "c1": task_json("c1")}
+    )
+    batch = tmp_path / "batch-20260101-120000"
+    runs = [reference_run(batch, f"c{i}", task_json(f"c{i}"), request=GOOD) for i in range(2)]
+    copy = runs[0] / "task.json"
+    copy.write_text(json.dumps(task_json("c0"))[:60])  # a copy cut short
+    assert score(batch, judge) == 0
+    s = summary(batch)
+    assert (s["n_infra_failure"], s["n_passed"], judge.count) == (1, 1, 1)
+    assert str(copy) in row(s, "c0")["infra_reason"]
+    assert "truncated JSON" in row(s, "c0")["infra_reason"]
+    assert score(batch, judge, "--tasks", str(corpus)) == 0
+    s = summary(batch)
+    assert (s["n_infra_failure"], s["n_passed"], judge.count) == (0, 2, 2)
+    assert any(str(copy) in n for n in row(s, "c0")["notes"])
+
+
 def test_enforce_recheck_withdraws_the_credit(
     tmp_path: Path, corpus: Path, judge: JudgeServer
 ) -> None:
