@@ -7,6 +7,7 @@ RequestLogEntry and the record against Interception.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import ipaddress
 import json
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from proxy_addon.atomic import finite_floats
 from proxy_addon.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
 from proxy_addon.matching import MatchResult
 from proxy_addon.records import InterceptedRequest, Interception
@@ -92,10 +94,28 @@ class SeenRequest:
 
 
 def printable(text: str) -> str:
-    """Bytes that are not UTF-8 (surrogate-escaped by mitmproxy) as \\xNN: valid on disk."""
+    """Bytes that are not UTF-8 (surrogate-escaped by mitmproxy) as \\xNN, other lone surrogates
+    as \\uXXXX: valid text on disk."""
     if text.isascii():
         return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte maps to: a JSON body's "\\ud83d" quoted
+        return text.encode("utf-8", _ESCAPE_SURROGATES).decode("utf-8", "backslashreplace")
+
+
+def _escape_surrogates(err: UnicodeError) -> tuple[bytes, int]:
+    assert isinstance(err, UnicodeEncodeError)
+    out = bytearray()
+    for char in err.object[err.start : err.end]:
+        code = ord(char)
+        # surrogateescape's range back to its byte (then \\xNN), any other as \\uXXXX
+        out += bytes((code - 0xDC00,)) if 0xDC80 <= code <= 0xDCFF else b"\\u%04x" % code
+    return bytes(out), err.end
+
+
+_ESCAPE_SURROGATES = "clawbench-escape-surrogates"
+codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
 def see_request(
@@ -209,19 +229,24 @@ def log_line(
         "websocket": seen.websocket,
         "mode": mode,
     }
-    # ASCII output: a surrogate-escaped header byte becomes \\udcXX instead of failing to encode.
-    return ("".join(_encode_line(entry, 0)) + "\n").encode("ascii")
+    # ASCII output: a lone surrogate (a JSON body's "\\ud83d") is written as its escape.
+    try:
+        chunks = _encode_line(entry, 0)
+    except ValueError:  # NaN or Infinity in the body: strict JSON has neither
+        entry["body"] = finite_floats(body)
+        chunks = _encode_line(entry, 0)
+    return ("".join(chunks) + "\n").encode("ascii")
 
 
 def _line_encoder() -> Any:
-    """json.dumps(separators=(",", ":"), default=str) as one prebuilt C encoder: json.dumps
-    builds a new one on every call (a third of a line's cost). No circular check: a line holds
-    parsed JSON and strings, which cannot refer to themselves."""
+    """json.dumps(separators=(",", ":"), default=str, allow_nan=False) as one prebuilt C
+    encoder: json.dumps builds a new one on every call (a third of a line's cost). No circular
+    check: a line holds parsed JSON and strings, which cannot refer to themselves."""
     if json_encoder.c_make_encoder is None:  # an interpreter without the C accelerator
-        encoder = json.JSONEncoder(separators=(",", ":"), default=str)
+        encoder = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
         return lambda value, _: (encoder.encode(value),)
     return json_encoder.c_make_encoder(
-        None, str, json_encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+        None, str, json_encoder.encode_basestring_ascii, None, ":", ",", False, False, False
     )
 
 
@@ -235,12 +260,16 @@ def interception_record(
     schema: dict[str, Any],
 ) -> Interception:
     """data/interception.json for the first blocked request."""
+    body = None
+    if parsed and not parsed.error:
+        # NaN/Infinity as the log writes them (pydantic would make them null)
+        body = finite_floats(redact_fields(parsed.value))
     return Interception(
         request=InterceptedRequest(
             url=seen.url,
             method=seen.method,
             params=seen.query,
-            body=redact_fields(parsed.value) if parsed and not parsed.error else None,
+            body=body,
             headers=seen.headers,
             content_type=printable(seen.content_type) if seen.content_type else None,
             http_version=seen.http_version,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.atomic import write_bytes_atomic, write_json_atomic
+from proxy_addon.atomic import dump_json, write_bytes_atomic, write_json_atomic
 from proxy_addon.records import InterceptedRequest, Interception
 
 
@@ -85,3 +85,35 @@ def test_a_failed_replace_removes_its_temp_file(tmp_path: Path) -> None:
         write_bytes_atomic(target, b"data")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
     assert [p.name for p in target.iterdir()] == ["child"]
+
+
+def _strict_loads(raw: bytes) -> Any:
+    """json.loads that refuses NaN/Infinity, as a strict JSON reader does."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(raw, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    ("data", "back"),
+    [
+        # JSON.stringify of a string cut mid-emoji: no UTF-8 form, escaped, read back unchanged
+        ({"text": "trip \ud83d", "é": 1}, {"text": "trip \ud83d", "é": 1}),
+        (["\udfff"], ["\udfff"]),
+        # strict JSON has no NaN or Infinity (json.loads reads them, and 1e999, as floats)
+        (
+            {"n": float("nan"), "i": [float("inf"), -float("inf")], "x": 1.5},
+            {"n": "NaN", "i": ["Infinity", "-Infinity"], "x": 1.5},
+        ),
+        ({"both": ["\ud83d", float("nan")]}, {"both": ["\ud83d", "NaN"]}),
+    ],
+)
+def test_dump_json_writes_strict_json_for_anything_a_body_parses_to(data: Any, back: Any) -> None:
+    raw = dump_json(data)
+    assert _strict_loads(raw) == back
+
+
+def test_dump_json_stays_utf8_when_it_can() -> None:
+    assert dump_json({"a": "é"}) == '{\n  "a": "é"\n}\n'.encode()

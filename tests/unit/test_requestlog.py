@@ -1,0 +1,69 @@
+"""What the addon writes per request: valid text and strict JSON whatever the body held."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from proxy_addon.bodies import parse_body
+from proxy_addon.matching import MatchResult
+from proxy_addon.records import RequestLogEntry
+from proxy_addon.requestlog import interception_record, log_body, log_line, printable, see_request
+
+
+def _strict_loads(raw: bytes | str) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(raw, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain", "plain"),
+        ("café", "café"),
+        ("caf\udce9", "caf\\xe9"),  # a byte that was not UTF-8, surrogate-escaped by mitmproxy
+        ("\udcc3\udca9", "é"),  # escaped bytes that together are UTF-8
+        ("trip \ud83d", "trip \\ud83d"),  # a JSON body's lone surrogate, quoted in a reason
+        ("a\udcff\ud800b", "a\\xff\\ud800b"),
+    ],
+)
+def test_printable_is_always_utf8(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    shown.encode("utf-8")
+
+
+_BODY = b'{"text": "trip \\ud83d", "n": NaN, "big": 1e999, "password": "hunter2"}'
+
+
+def test_a_log_line_is_strict_json_for_lone_surrogates_and_nan() -> None:
+    seen = see_request("https://shop.test/post", "POST", [], "HTTP/1.1", len(_BODY))
+    parsed = parse_body(_BODY, "application/json")
+    reason = "body: key 't' expected 1, got \"\ud83d\""  # the matcher quotes what was sent
+    line = log_line(
+        seen,
+        log_body(parsed, len(_BODY)),
+        MatchResult(False, (reason,), True, True),
+        [printable(reason)],
+        timestamp=1.0,
+        mode="regular",
+    )
+    entry = RequestLogEntry.model_validate(_strict_loads(line))
+    assert entry.body == {
+        "text": "trip \ud83d",
+        "n": "NaN",
+        "big": "Infinity",
+        "password": "[REDACTED]",
+    }
+    assert entry.near_miss == ["body: key 't' expected 1, got \"\\ud83d\""]
+
+
+def test_the_interception_record_writes_nan_as_the_log_does() -> None:
+    seen = see_request("https://shop.test/post", "POST", [], "HTTP/1.1", len(_BODY))
+    parsed = parse_body(_BODY, "application/json")
+    record = interception_record(seen, parsed, MatchResult(True), {})
+    body = record.model_dump(mode="json", by_alias=True)["request"]["body"]
+    assert body["n"] == "NaN" and body["big"] == "Infinity"
