@@ -152,6 +152,12 @@ def entry_config(
             f"{where}: entry {name!r} api_type {entry.api_type!r} cannot judge "
             f"(use one of {', '.join(API_TYPES)})"
         )
+    url = urlsplit(entry.base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(
+            f"{where}: entry {name!r} key 'base_url': {entry.base_url!r} is not an http(s) URL "
+            "(e.g. https://api.deepseek.com)"
+        )
     keys = tuple(k for k in (entry.api_keys or ([entry.api_key] if entry.api_key else [])) if k)
     if not keys:
         raise ConfigError(f"{where}: entry {name!r} has no api_key or api_keys")

@@ -50,6 +50,10 @@ bad-type:
 no-key:
   base_url: http://127.0.0.1:9/v1
   api_type: openai-completions
+bad-url:
+  api_key: x
+  base_url: not-a-url
+  api_type: openai-completions
 """
 
 
@@ -94,6 +98,7 @@ def test_gemini_and_anthropic_go_to_their_openai_compatible_endpoints(yaml_file:
         ("bad-key", {}, "entry 'bad-key' key 'temprature': unknown key"),
         ("bad-type", {}, "entry 'bad-type' api_type 'bedrock-converse' cannot judge"),
         ("no-key", {}, "entry 'no-key' has no api_key or api_keys"),
+        ("bad-url", {}, "entry 'bad-url' key 'base_url': 'not-a-url' is not an http(s) URL"),
         ("gpt-9", {}, "judge model 'gpt-9' not found"),
     ],
 )
