@@ -177,6 +177,12 @@ class JudgeClient:
             data: Any = await client.post(path, cast_to=object, body=kw)
             text, tokens = _reply_text(data, self.cfg.endpoint)
         except openai.RateLimitError as e:
+            if e.code == "insufficient_quota":  # OpenAI's "no credit left": waiting won't help
+                raise JudgeCallError(
+                    "fatal",
+                    f"the judge account of {self.cfg.name} has no quota left (HTTP 429 "
+                    f"insufficient_quota, {self.cfg.source}): {self.scrub(str(e.message))[:200]}",
+                ) from None
             raise JudgeCallError(
                 "rate_limited", "HTTP 429 rate limited", retry_after(e.response.headers)
             ) from None
@@ -198,6 +204,12 @@ class JudgeClient:
                 f"{self.cfg.endpoint} API (HTTP 404): {self.scrub(str(e.message))[:200]}",
             ) from None
         except openai.APIStatusError as e:
+            if e.status_code == 402:  # DeepSeek's "insufficient balance": no call will pass
+                raise JudgeCallError(
+                    "fatal",
+                    f"the judge account of {self.cfg.name} cannot pay for calls (HTTP 402, "
+                    f"{self.cfg.source}): {self.scrub(str(e.message))[:200]}",
+                ) from None
             kind = (
                 "transient" if e.status_code >= 500 or e.status_code in (408, 409) else "permanent"
             )

@@ -323,6 +323,38 @@ def test_a_refused_key_stops_with_one_clear_error(
     assert not (batch / "rescore-summary.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (
+            Reply(
+                None,
+                429,
+                {"error": {"message": "You exceeded your quota", "code": "insufficient_quota"}},
+                {"retry-after": "1"},
+            ),
+            "has no quota left (HTTP 429 insufficient_quota",
+        ),
+        (error(402, "Insufficient Balance"), "cannot pay for calls (HTTP 402"),
+    ],
+)
+def test_an_account_out_of_credit_stops_with_one_clear_error(
+    tmp_path: Path,
+    judge: JudgeServer,
+    capsys: pytest.CaptureFixture[str],
+    reply: Reply,
+    says: str,
+) -> None:
+    """Not retried until the rate-limit deadline, not a judge error on every run: one line."""
+    judge.script([reply] * 10)
+    batch = batch_of(tmp_path, 5)
+    assert run_cli(batch, judge, "--concurrency", "1") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err
+    assert judge.count == 1
+    assert not (batch / "rescore-summary.json").exists()
+
+
 def test_the_api_key_never_appears_in_any_file_or_stream(
     tmp_path: Path, judge: JudgeServer, capfd: pytest.CaptureFixture[str]
 ) -> None:
