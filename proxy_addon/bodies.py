@@ -2,8 +2,10 @@
 
 Order: Content-Encoding decoded with a bound; multipart/form-data by Content-Type; JSON (any
 value); parse_qs(keep_blank_values=True) whatever the Content-Type, as the reference does;
-the raw text (binary as base64), capped; empty is None. Nothing here raises on bad input: a body
-that cannot be evaluated comes back with `error` set, and the matcher fails closed on it.
+the raw text (binary as base64), capped; empty is None. A body that is not UTF-8 goes the same
+way, its bad bytes read as U+FFFD (as Chrome hands the reference such a body); it is binary only
+when it is no JSON and no form with printable field names. Nothing here raises on bad input: a
+body that cannot be evaluated comes back with `error` set, and the matcher fails closed on it.
 """
 
 from __future__ import annotations
@@ -243,18 +245,24 @@ def parse_body(
         return ParsedBody(None, "unevaluable", size, str(e))
     if not data:
         return ParsedBody(None, "empty", size)
+    lossy = False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return ParsedBody(_binary(data), "binary", size)
+        # Not UTF-8 (a legacy-charset form, or binary): the SPEC order still applies, on the
+        # text as a browser hands it over (the reference reads Chrome's postData), bad bytes
+        # as U+FFFD. A form with one such byte must still meet its filter and its redaction.
+        text, lossy = data.decode("utf-8", "replace"), True
     try:
         value = json.loads(text)
     except RecursionError:
         return ParsedBody(
             None, "unevaluable", size, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
         )
-    except ValueError:
+    except json.JSONDecodeError:
         pass
+    except ValueError as e:  # valid JSON Python will not read: an integer of > 4300 digits
+        return ParsedBody(None, "unevaluable", size, f"JSON not readable: {str(e).split(';')[0]}")
     else:
         if (
             isinstance(value, (dict, list))
@@ -266,9 +274,17 @@ def parse_body(
             return ParsedBody(None, "unevaluable", size, error)
         return ParsedBody(value, "json", size)
     form = parse_qs(text, keep_blank_values=True)
-    if form:
+    if form and not (lossy and not _form_names(form)):
         return ParsedBody(_unwrap(form), "form", size)
+    if lossy:
+        return ParsedBody(_binary(data), "binary", size)
     return ParsedBody(_cap(text), "text", size)
+
+
+def _form_names(form: dict[str, list[str]]) -> bool:
+    """Whether a body that is not UTF-8 parsed into real field names: binary data (an image, a
+    protobuf) parses too, into names holding U+FFFD or control bytes, and stays base64."""
+    return all(name.isprintable() and "\ufffd" not in name for name in form)
 
 
 def parse_query(query: str) -> dict[str, Any]:

@@ -62,3 +62,43 @@ def test_lone_surrogates_and_nan_are_blocked_recorded_and_forwarded(launch, tmp_
     assert log[0].near_miss == ['body: key \'visibility\' expected "public", got "private \\ud83d"']
     assert log[1].body == {"text": "x \ud83d", "visibility": "public", "n": "Infinity"}
     assert log[2].body == rec.request.body
+
+
+FORM = ["-H", "Content-Type: application/x-www-form-urlencoded; charset=windows-1252"]
+ORDER = r"shop\.clawbench\.test/api/order"
+
+
+def test_a_form_that_is_not_utf8_meets_its_filter_and_its_redaction(launch, tmp_path) -> None:
+    """One windows-1252 byte used to make the whole form base64: the commit reached the live
+    site and a password went to disk (base64 is no redaction)."""
+    run = launch(write_task(tmp_path / "task", ORDER, body={"action": "submit"}))
+    near = _file(tmp_path, "near", b"action=preview&password=Hunter2Secret&city=M\xfcnchen")
+    commit = _file(tmp_path, "commit", b"action=submit&password=Hunter2Secret&note=caf\xe9")
+    assert run.curl(*FORM, "--data-binary", near, f"https://{SHOP}/api/order").status == "200"
+    blocked = run.curl(*FORM, "--data-binary", commit, f"https://{SHOP}/api/order")
+    assert blocked.code != 0 and blocked.status == "000"
+    assert [r.body[:14] for r in run.upstream.requests] == [b"action=preview"]
+
+    rec = strict_interception(run)
+    assert rec.request.body == {"action": "submit", "password": "[REDACTED]", "note": "caf\ufffd"}
+    log = strict_log(run)
+    assert [e.matched for e in log] == [False, True]
+    assert log[0].body == {"action": "preview", "password": "[REDACTED]", "city": "M\ufffdnchen"}
+    assert log[0].near_miss == ['body: key \'action\' expected "submit", got "preview"']
+    for path in run.data.iterdir():
+        assert b"Hunter2Secret" not in path.read_bytes()
+        assert b"SHVudGVyMlNlY3JldA" not in path.read_bytes()  # nor in base64
+
+
+def test_json_with_an_integer_python_cannot_read_fails_closed(launch, tmp_path) -> None:
+    """json.loads refuses integers of > 4300 digits; such a body used to be form-parsed, miss
+    the filter and be forwarded. The body cannot be checked, so it is blocked, unverified."""
+    run = launch(write_task(tmp_path / "task", ORDER, body={"action": "add"}))
+    body = _file(tmp_path, "big", b'{"action": "add", "trace": ' + b"1" * 5000 + b"}")
+    blocked = run.curl(*JSON, "--data-binary", body, f"https://{SHOP}/api/order")
+    assert blocked.code != 0 and blocked.status == "000"
+    assert run.upstream.requests == []
+    rec = strict_interception(run)
+    assert rec.request.body_unverified and rec.request.body is None
+    (entry,) = strict_log(run)
+    assert entry.blocked and isinstance(entry.body, str) and "4300 digits" in entry.body

@@ -91,6 +91,48 @@ def test_binary_body_is_base64() -> None:
     assert parsed.value == "base64:" + base64.b64encode(raw).decode()
 
 
+@pytest.mark.parametrize(
+    ("raw", "kind", "value"),
+    [
+        # a form from a windows-1252 page: still a form, the bad byte as U+FFFD (SPEC 3 order)
+        (b"action=submit&note=caf\xe9", "form", {"action": "submit", "note": "caf\ufffd"}),
+        (
+            b"user=alex&password=Hunter2&city=M\xfcnchen",
+            "form",
+            {"user": "alex", "password": "Hunter2", "city": "M\ufffdnchen"},
+        ),
+        (b"q=%E9t%E9&x=\xff", "form", {"q": "\ufffdt\ufffd", "x": "\ufffd"}),
+        # JSON comes first, as for any body
+        (
+            b'{"action": "submit", "note": "caf\xe9"}',
+            "json",
+            {"action": "submit", "note": "caf\ufffd"},
+        ),
+        # binary: a "form" whose names hold U+FFFD or control bytes stays base64
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary", None),
+        (b"stra\xdfe=Hauptstra\xdfe", "binary", None),
+        (b"a=1&\x00\xff=2", "binary", None),
+        (b"&&\xff", "binary", None),
+    ],
+)
+def test_a_body_that_is_not_utf8_keeps_the_parse_order(raw: bytes, kind: str, value: Any) -> None:
+    parsed = parse_body(raw, FORM)
+    assert parsed.kind == kind and parsed.error is None
+    if kind == "binary":
+        assert parsed.value == "base64:" + base64.b64encode(raw).decode()
+    else:
+        assert parsed.value == value
+
+
+def test_json_python_cannot_read_is_unevaluable() -> None:
+    """An integer of more than 4300 digits is valid JSON that json.loads refuses: fail closed,
+    never fall through to the form parse (which would make it a near miss and forward it)."""
+    parsed = parse_body(b'{"action": "add", "trace": ' + b"1" * 5000 + b"}", "application/json")
+    assert parsed.kind == "unevaluable" and parsed.value is None
+    assert "4300 digits" in (parsed.error or "")
+    assert parse_body(b'{"n": ' + b"1" * 4300 + b"}").kind == "json"
+
+
 def test_large_binary_body_is_capped() -> None:
     raw = b"\xff" * (RAW_TEXT_CAP * 2)
     parsed = parse_body(raw, "application/octet-stream")
