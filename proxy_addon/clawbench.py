@@ -54,7 +54,8 @@ from proxy_addon.urls import split_authority
 logger = logging.getLogger("clawbench")
 
 LOG_PARSE_LIMIT = 1024 * 1024
-"""Bodies up to this size are parsed for requests.jsonl; larger ones only when matching needs it."""
+"""Bodies up to this size (decoded) are parsed for requests.jsonl; larger ones only when the URL
+matches (the body may then be checked against a filter and is recorded when blocked)."""
 
 _DONE = "clawbench_done"
 
@@ -219,11 +220,11 @@ class ClawbenchInterceptor:
         method = req.method
         seen = see_request(urls[0], method, req.headers.fields, req.http_version, len(raw))
         parsed: ParsedBody | None = None
-        if raw and (
-            len(raw) <= LOG_PARSE_LIMIT
-            or (self.matcher.needs_body and any(self.matcher.url_matches(u) for u in urls))
-        ):
-            parsed = parse_body(raw, seen.content_type, seen.content_encoding, limit=self.max_body)
+        if raw:
+            if len(raw) <= LOG_PARSE_LIMIT and seen.content_encoding is None:
+                parsed = parse_body(raw, seen.content_type, None, limit=self.max_body)
+            else:
+                parsed = self._parse_large(raw, seen, urls)
         result, url = self._decide(method, urls, parsed)
         if url != urls[0]:
             seen = with_url(seen, url)
@@ -232,7 +233,21 @@ class ClawbenchInterceptor:
         if result.match:
             self._block(flow)
             self._record(flow, seen, parsed, result)
-        self._log(flow, seen, log_body(parsed, len(raw)), result, url)
+        encoded = seen.content_encoding is not None
+        self._log(flow, seen, log_body(parsed, len(raw), encoded), result, url)
+
+    def _parse_large(
+        self, raw: bytes, seen: SeenRequest, urls: tuple[str, ...]
+    ) -> ParsedBody | None:
+        """A body over LOG_PARSE_LIMIT, or compressed (it may be over it once decoded)."""
+        assert self.matcher is not None
+        if any(self.matcher.url_matches(u) for u in urls):
+            # It may be checked against a filter, and is recorded whole if it is blocked.
+            return parse_body(raw, seen.content_type, seen.content_encoding, limit=self.max_body)
+        if len(raw) > LOG_PARSE_LIMIT:
+            return None
+        # For the log only: a small compressed body is decoded no further than the limit.
+        return parse_body(raw, seen.content_type, seen.content_encoding, limit=LOG_PARSE_LIMIT)
 
     def _decide(
         self, method: str, urls: tuple[str, ...], parsed: ParsedBody | None

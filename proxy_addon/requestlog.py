@@ -170,8 +170,9 @@ def with_url(seen: SeenRequest, url: str) -> SeenRequest:
     return replace(seen, url=redact_url(printable(url)))
 
 
-def log_body(parsed: ParsedBody | None, size: int) -> Any:
-    """The body as requests.jsonl keeps it: parsed, secrets redacted, capped."""
+def log_body(parsed: ParsedBody | None, size: int, encoded: bool = False) -> Any:
+    """The body as requests.jsonl keeps it: parsed, secrets redacted, capped (size is the wire
+    size; an encoded body may decode to far more, so its dump is always measured)."""
     if not size:
         return None
     if parsed is None:
@@ -179,7 +180,7 @@ def log_body(parsed: ParsedBody | None, size: int) -> Any:
     if parsed.error:
         return f"[unevaluable: {parsed.error}]"
     value = redact_fields(parsed.value)
-    if size > _CHECK_CAP_ABOVE and isinstance(value, (dict, list)):
+    if (size > _CHECK_CAP_ABOVE or encoded) and isinstance(value, (dict, list)):
         text = json.dumps(value, ensure_ascii=False, default=str)
         if len(text) > RAW_TEXT_CAP:
             return f"{text[:RAW_TEXT_CAP]}...[truncated, {len(text)} characters in all]"

@@ -3,10 +3,12 @@ each is matched as the reference would, blocked or forwarded, and written as str
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.bodies import RAW_TEXT_CAP
 from proxy_addon.records import Interception, RequestLogEntry
 from tests.proxy.conftest import SHOP, Run, write_task
 
@@ -102,3 +104,41 @@ def test_json_with_an_integer_python_cannot_read_fails_closed(launch, tmp_path) 
     assert rec.request.body_unverified and rec.request.body is None
     (entry,) = strict_log(run)
     assert entry.blocked and isinstance(entry.body, str) and "4300 digits" in entry.body
+
+
+APPLY = r"shop\.clawbench\.test/api/apply"
+
+
+def test_a_commit_over_the_log_parse_limit_is_recorded_with_its_body(launch, tmp_path) -> None:
+    """No body filter, a 1.2 MB upload: the body was parsed only when a filter needed it, so
+    interception.json said "body": null for the very request the judge must see."""
+    run = launch(write_task(tmp_path / "task", APPLY))
+    resume = tmp_path / "resume.pdf"
+    resume.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4800)  # 1.2 MB, over LOG_PARSE_LIMIT
+    blocked = run.curl("-F", "name=Alex Green", "-F", "position=Senior Engineer",
+                       "-F", f"resume=@{resume};type=application/pdf",
+                       f"https://{SHOP}/api/apply")  # fmt: skip
+    assert blocked.code != 0 and run.upstream.requests == []
+    rec = strict_interception(run)
+    assert rec.request.body_size > 1024 * 1024 and not rec.request.body_unverified
+    assert rec.request.body["name"] == "Alex Green"
+    assert rec.request.body["resume"]["size"] == resume.stat().st_size
+    (entry,) = strict_log(run)
+    assert entry.body == rec.request.body  # small once parsed; the log's cap still applies
+
+
+def test_a_compressed_body_is_capped_in_the_log_by_its_decoded_size(launch, tmp_path) -> None:
+    """The cap was checked only for bodies over 8 KB on the wire: 2 KB of gzip decoding to
+    megabytes went into requests.jsonl whole."""
+    run = launch(write_task(tmp_path / "task", APPLY))
+    gz = ["-H", "Content-Encoding: gzip", *JSON]
+    half = _file(tmp_path, "half", gzip.compress(json.dumps({"c": "A" * 500_000}).encode()))
+    large = _file(tmp_path, "large", gzip.compress(json.dumps({"c": "A" * 2_000_000}).encode()))
+    for body in (half, large):
+        assert run.curl(*gz, "--data-binary", body, f"https://{SHOP}/api/other").status == "200"
+    first, second = strict_log(run)
+    assert isinstance(first.body, str) and len(first.body) < RAW_TEXT_CAP + 100
+    assert first.body.endswith("[truncated, 500009 characters in all]")
+    # over LOG_PARSE_LIMIT once decoded: not decoded past it for the log of a non-matching URL
+    assert second.body == "[unevaluable: decoded body exceeds 1048576 bytes (decompression bomb?)]"
+    assert len(run.raw_log()) < 2 * RAW_TEXT_CAP
