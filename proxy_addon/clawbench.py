@@ -264,21 +264,30 @@ class ClawbenchInterceptor:
     def error(self, flow: http.HTTPFlow) -> None:
         # The request hook never ran (a body over body_size_limit got a 413); if its head
         # matched, it is the commit request and must be credited, body unverified. (Checked
-        # here rather than in a requestheaders hook: one hook less on every request.)
+        # here rather than in a requestheaders hook: one hook less on every request.) Either
+        # way it was a request the agent sent, so it gets its line in requests.jsonl.
         if _DONE in flow.metadata or self.matcher is None:
             return
-        too_large = flow.error is not None and "body_size_limit" in flow.error.msg
-        url = self._head_match(flow.request) if too_large else None
+        if flow.error is None or "body_size_limit" not in flow.error.msg:
+            return
+        req = flow.request
+        length = req.headers.get("content-length", "")
+        size = int(length) if length.isdigit() else 0  # chunked: unknown
+        body = f"[{size} bytes, over body_size_limit, not read]" if size else None
+        body = body or "[over body_size_limit, not read]"
+        url = self._head_match(req)
         if url is None:
+            urls = candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path)
+            head = HttpRequest(req.method, urls[0], None, "over body_size_limit, not read")
+            seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, size)
+            self._log(flow, seen, body, self.matcher.match(head, explain=False), urls[0])
             return
         needs_body = self.matcher.needs_body
         why = ("body: over body_size_limit, never read by the proxy",) if needs_body else ()
         result = MatchResult(True, why, True, True, needs_body, True)
-        req = flow.request
-        size = int(req.headers.get("content-length", "0") or 0)
         seen = see_request(url, req.method, req.headers.fields, req.http_version, size)
         self._record(flow, seen, None, result)
-        self._log(flow, seen, f"[{size} bytes, over body_size_limit, not read]", result, url)
+        self._log(flow, seen, body, result, url)
 
     def _head_match(self, req: http.Request) -> str | None:
         """The URL under which method, URL and params match, the body not read; else None."""

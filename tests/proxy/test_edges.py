@@ -32,8 +32,29 @@ def test_body_over_body_size_limit_is_credited_unverified(launch, tmp_path, curl
     rec = run.interception()
     assert rec.request.body_unverified and rec.request.body is None and rec.blocked_count == 1
     assert rec.request.body_size == big.stat().st_size
-    (entry,) = run.log()  # the refused non-matching upload was never a request to log
+    entry, other = run.log()
     assert entry.matched and entry.blocked and entry.body_size == big.stat().st_size
+    assert not other.matched and other.url == f"https://{SHOP}/api/other"
+
+
+def test_a_non_matching_body_over_body_size_limit_is_logged(launch, tmp_path, curl) -> None:
+    """SPEC 4: one requests.jsonl line per request, the refused upload included (the request
+    hook never runs for it, only the error hook)."""
+    run = launch(write_task(tmp_path / "task", CHECKOUT), body_size_limit="4k")
+    big = tmp_path / "big.bin"
+    big.write_bytes(bytes(range(256)) * 40)
+    refused = run.curl("--data-binary", f"@{big}", f"https://{SHOP}/api/preview?x=1")
+    chunked = run.curl("-H", "Transfer-Encoding: chunked", "--data-binary", f"@{big}",
+                       f"http://{SHOP}/api/upload")  # fmt: skip
+    assert refused.status == chunked.status == "413"
+    assert run.upstream.requests == []
+    first, second = run.log()
+    assert first.url == f"https://{SHOP}/api/preview?x=1" and not first.blocked
+    assert first.body == f"[{big.stat().st_size} bytes, over body_size_limit, not read]"
+    assert first.query_params == {"x": "1"} and first.method == "POST"
+    assert second.url == f"http://{SHOP}/api/upload" and not second.matched
+    assert second.body == "[over body_size_limit, not read]"
+    assert not (run.data / "interception.json").exists()
 
 
 def test_gzip_bomb_on_a_body_filter_fails_closed(launch, tmp_path, curl) -> None:
