@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import logging
 import os
 import sys
@@ -71,6 +72,27 @@ def host_header(req: http.Request) -> str | None:
     if not values:
         return None
     return b", ".join(values).decode("utf-8", "surrogateescape")
+
+
+def earlier_match(path: Path) -> Interception | None:
+    """The first match an earlier addon process on this data dir recorded (a proxy restart):
+    it stays the credited one, as the reference never overwrites interception.json."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise exceptions.OptionsError(f"clawbench: cannot read {path}: {e}") from e
+    try:
+        data = json.loads(raw)
+        if not (isinstance(data, dict) and data.get("intercepted") is True):
+            return None  # the runner's not-intercepted record: a match replaces it
+        return Interception.model_validate(data)
+    except ValueError as e:  # not JSON, or not an intercepted record we can keep counting on
+        raise exceptions.OptionsError(
+            f"clawbench: {path} holds an interception record that cannot be read ({e}); "
+            "it would be the credited match, so move it away to start over"
+        ) from e
 
 
 class ClawbenchInterceptor:
@@ -159,7 +181,7 @@ class ClawbenchInterceptor:
         self.matcher, self.data_dir, self.task_file = matcher, data, path
         self.task_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
-        self.interception = None
+        self.interception = earlier_match(data / "interception.json")
         ctx.options.update(connection_strategy="lazy")
         what = (
             "log only"
@@ -167,6 +189,13 @@ class ClawbenchInterceptor:
             else f"{task.eval_schema.method} {task.eval_schema.url_pattern}"
         )
         logger.info("clawbench: armed with %s (%s)", path, what)
+        if self.interception is not None:
+            logger.info(
+                "clawbench: %s already credits %s %s; later matches only raise blocked_count",
+                data / "interception.json",
+                self.interception.request.method,
+                self.interception.request.url[:200],
+            )
 
     def running(self) -> None:
         self._running = True

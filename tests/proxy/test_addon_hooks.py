@@ -343,3 +343,24 @@ def test_once_running_the_startup_heap_is_frozen(arm) -> None:
         assert gc.get_freeze_count() > 1000
     finally:
         gc.unfreeze()
+
+
+def test_an_earlier_record_in_the_data_dir(arm, tmp_path: Path) -> None:
+    """Arming keeps an earlier process's credited match; the runner's not-intercepted record is
+    replaced by a match; a record that cannot be read stops the proxy rather than be lost."""
+    armed = arm()
+    not_intercepted = {"intercepted": False, "stop_reason": "unknown", "stop_description": "x"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "interception.json").write_text(json.dumps(not_intercepted))
+    armed.tctx.configure(armed.addon, clawbench_data=str(elsewhere))
+    armed.data = elsewhere
+    armed.send(make_flow("shop.clawbench.test", 80, body=b"a=1"))
+    assert armed.interception().request.body == {"a": "1"}
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "interception.json").write_text('{"intercepted": true, "request": {}}')
+    armed.tctx.configure(armed.addon, clawbench_data=str(broken))
+    assert armed.addon.fatal is not None and "move it away" in armed.addon.fatal
+    assert armed.send(make_flow("shop.clawbench.test", 80)).error is not None

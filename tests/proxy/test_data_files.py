@@ -104,3 +104,20 @@ def test_interception_json_is_never_seen_half_written(launch, tmp_path) -> None:
         "interception.json",
         "requests.jsonl",
     ]  # no temp file left behind
+
+
+def test_a_restarted_proxy_keeps_the_first_credited_match(launch, tmp_path) -> None:
+    """A second addon process on the same data dir (a proxy restart) used to overwrite the
+    credited request and reset blocked_count; the reference never overwrites it either."""
+    task = write_task(tmp_path / "task", CHECKOUT)
+    first = launch(task)
+    assert first.curl("-d", "first=1", f"https://{SHOP}/api/checkout").code != 0
+    before = first.interception()
+    first.proxy.stop()
+    again = launch(task)  # same data dir
+    assert again.curl("-d", "second=2", f"https://{SHOP}/api/checkout").code != 0
+    after = again.interception()
+    assert after.request == before.request and after.request.body == {"first": "1"}
+    assert after.intercepted_at == before.intercepted_at and after.blocked_count == 2
+    assert [e.body for e in again.log()] == [{"first": "1"}, {"second": "2"}]
+    assert again.upstream.requests == []
