@@ -12,11 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import FrameType
 
 from rich.console import Console
 
@@ -43,6 +46,11 @@ def parser() -> argparse.ArgumentParser:
         prog="clawbench-demo",
         description="Run agents through the interception proxy on the demo tasks, write a batch "
         "in the reference's layout and score it.",
+        epilog="exit codes:\n  0    every run ended as planned and the batch was scored\n"
+        "  1    a run did not end as planned, a commit reached the site, or scoring failed\n"
+        "  2    bad input (corpus, task.json, --out, judge settings), before any run\n"
+        "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="where the batch goes (out/)")
     p.add_argument("--tasks", type=Path, default=CORPUS, help="the demo corpus")
@@ -85,7 +93,13 @@ def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list
 
 
 def _batch_summary(
-    batch: Path, corpus: Path, results: list[RunResult], started: str, t0: float, workers: int
+    batch: Path,
+    corpus: Path,
+    results: list[RunResult],
+    started: str,
+    t0: float,
+    workers: int,
+    interrupted: bool = False,
 ) -> None:
     jobs = []
     for r in results:
@@ -109,6 +123,7 @@ def _batch_summary(
         harness=",".join(harnesses),
         image="none (clawbench-demo runs on the host)",
         corpus=str(corpus),
+        interrupted=interrupted,
         jobs=jobs,
     )
     write_summary(batch, summary)
@@ -155,9 +170,51 @@ def _new_batch(out: Path, ts: str) -> Path:
     return batch
 
 
+def _run_all(runs: list[DemoRun], setup: Setup, workers: int) -> tuple[list[RunResult], bool]:
+    """Every run, workers at a time: (results, interrupted). On Ctrl-C or SIGTERM no new run
+    starts and each run in flight ends its agent's session and its mitmdump before this returns
+    (a second Ctrl-C does not cut that short)."""
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="demo-run")
+    futures = [pool.submit(execute, run, setup) for run in runs]
+    interrupted = False
+    try:
+        for future in futures:
+            future.result()
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        setup.stop.set()  # also when a run failed: the others stop, nothing is left behind
+        while True:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+    done = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+    return [f.result() for f in done], interrupted
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input."""
+    """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input, 130 when
+    interrupted (Ctrl-C or SIGTERM: every agent and mitmdump is stopped first)."""
     args = parser().parse_args(argv)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
+    try:
+        return _demo(args)
+    except KeyboardInterrupt:
+        print("clawbench-demo: interrupted; nothing is left running", file=sys.stderr)
+        return 130
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)  # SIGTERM stops the demo like Ctrl-C
+
+
+def _demo(args: argparse.Namespace) -> int:
     console = Console()
     chromium = None if args.no_browser else find_chromium()
     harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h != "chromium")
@@ -184,13 +241,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
         highlight=False,
     )
-    with DemoSite() as site, ThreadPoolExecutor(workers) as pool:
+    with DemoSite() as site:
         setup = Setup(batch, site.routes, confdir, ts, chromium)
-        results = list(pool.map(lambda r: execute(r, setup), runs))
+        results, interrupted = _run_all(runs, setup, workers)
         leaked = commits_reaching_site(site.received, runs)
         demo_hosts = sum(r.host in HOSTS for r in site.received)
         others = len(site.received) - demo_hosts
-    _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers)
+    _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers, interrupted)
+    if interrupted:
+        print(
+            f"clawbench-demo: interrupted; every agent and mitmdump was stopped, "
+            f"{len(results)} of {len(runs)} runs recorded in {batch}",
+            file=sys.stderr,
+        )
+        return 130
     _show_runs(console, results, batch)
     console.print(
         f"The demo site received {demo_hosts} requests for the demo hosts (page views, cart, "
@@ -215,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unexpected = [r for r in results if r.intercepted != EXPECTED[r.run.variant] or r.failure]
     for r in unexpected:
         console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
+    if scored == 130:  # the scorer was interrupted and said so; its verdicts so far are kept
+        return 130
     return 0 if not unexpected and not leaked and scored == 0 else 1
 
 

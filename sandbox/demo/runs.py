@@ -15,8 +15,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from proxy_addon.launcher import ProxyStartError, start_proxy
@@ -55,6 +56,8 @@ class Setup:
     ts: str
     chromium: str | None
     timeout: float = 30
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set on Ctrl-C or SIGTERM: runs in flight end their agent and proxy, no new run starts."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +92,13 @@ def spki_pin(ca_pem: Path) -> str:
     return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
-def agent_env(proxy_url: str, ca: Path) -> dict[str, str]:
+def agent_env(proxy_url: str, ca: Path, agent_dir: Path) -> dict[str, str]:
     """The agent's environment: yours, with every client's proxy and CA pointed at mitmdump
-    (the sandbox's own client variables)."""
-    return {**os.environ, **client_env(proxy_url, str(ca), str(ca))}
+    (the sandbox's own client variables). CHROME_CONFIG_HOME puts Chromium's crash database
+    (and its crashpad handlers' --database) in the run's profile, not ~/.config/chromium."""
+    env = {**os.environ, **client_env(proxy_url, str(ca), str(ca))}
+    env["CHROME_CONFIG_HOME"] = str(agent_dir / "profile")
+    return env
 
 
 def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -> list[str]:
@@ -120,8 +126,10 @@ def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -
     raise ValueError(f"no agent for harness {run.harness!r}")
 
 
-def _wait(proc: subprocess.Popen[bytes], stop_file: Path, deadline: float) -> str:
-    """Until the agent exits, the addon asks to stop, or the deadline: the stop reason."""
+def _wait(
+    proc: subprocess.Popen[bytes], stop_file: Path, deadline: float, stop: threading.Event
+) -> str:
+    """Until the agent exits, the addon asks to stop, the deadline or an interrupt: why."""
     while True:
         if proc.poll() is not None:
             return "agent_exited"
@@ -129,19 +137,43 @@ def _wait(proc: subprocess.Popen[bytes], stop_file: Path, deadline: float) -> st
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE)
             return "intercepted"
+        if stop.is_set():
+            return "interrupted"
         if time.monotonic() > deadline:
             return "time_limit_exceeded"
         time.sleep(0.05)
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
+def _processes_mentioning(marker: str) -> list[int]:
+    """Live processes whose command line mentions marker (a path of this run)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def _end(proc: subprocess.Popen[bytes], agent_dir: Path) -> None:
+    """Stop the agent's whole session, even after its leader exited, and what escaped it."""
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)  # the agent's session: a browser's children too
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever of the session outlived its leader
+    proc.wait()
+    # Chromium's crashpad handlers leave the process group (they double-fork into their own
+    # session); they watch the browser and exit after it, but not always before we return.
+    marker = f"--database={agent_dir / 'profile'}"
+    for attempt in range(40):
+        strays = _processes_mentioning(marker)
+        if not strays:
+            break
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL if attempt else signal.SIGTERM)
+        time.sleep(0.05)
 
 
 def execute(run: DemoRun, setup: Setup) -> RunResult:
@@ -166,24 +198,29 @@ def execute(run: DemoRun, setup: Setup) -> RunResult:
         stop_reason, failure = "proxy_failed", str(e)
     else:
         with proxy, open(data / "agent.log", "wb") as log:
-            argv = agent_command(run, setup, run_dir / "agent", proxy.url)
-            proc = subprocess.Popen(
-                argv,
-                env=agent_env(proxy.url, proxy.ca_cert),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                stop_reason = _wait(
-                    proc, data / ".stop-requested", time.monotonic() + setup.timeout
+            agent_dir = run_dir / "agent"
+            argv = agent_command(run, setup, agent_dir, proxy.url)
+            if setup.stop.is_set():
+                stop_reason = "interrupted"
+            else:
+                proc = subprocess.Popen(
+                    argv,
+                    env=agent_env(proxy.url, proxy.ca_cert, agent_dir),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
-            finally:
-                _end(proc)
+                try:
+                    deadline = time.monotonic() + setup.timeout
+                    stop_reason = _wait(proc, data / ".stop-requested", deadline, setup.stop)
+                finally:
+                    _end(proc, agent_dir)
     intercepted = (data / "interception.json").is_file()
     if intercepted:
         verdict = Verdict("intercepted", "intercepted")
+    elif stop_reason == "interrupted":
+        verdict = Verdict("infra_failure", "interrupted", "interrupted: the demo was stopped")
     elif stop_reason == "intercepted":
         verdict = Verdict("infra_failure", "unknown", "stop requested but no interception.json")
     elif failure:

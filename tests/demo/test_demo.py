@@ -11,8 +11,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -250,6 +252,48 @@ def test_an_out_that_is_a_file_is_one_clear_error(tmp_path: Path) -> None:
     assert err.startswith(f"clawbench-demo: --out {out}: cannot create {out}/batch-"), err
     assert err.endswith(": Not a directory") and "\n" not in err
     assert out.read_text() == "a file\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_interrupted_demo_stops_every_process_and_says_so(tmp_path: Path, sig: int) -> None:
+    require(find_chromium() is not None, "headless Chromium")
+    out = tmp_path / "out"
+    home = tmp_path / "home"  # where Chromium would put its crash database by default
+    home.mkdir()
+    env = {**_env(tmp_path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    demo = subprocess.Popen(
+        [str(DEMO), "--out", str(out), "--no-judge"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # Interrupt with Chromium in flight (its crashpad handlers leave the agent's session).
+        while not any("--user-data-dir=" in p for p in _left_behind(str(out))):
+            assert demo.poll() is None and time.monotonic() < deadline, "no Chromium run seen"
+            time.sleep(0.05)
+        demo.send_signal(sig)
+        stdout, stderr = demo.communicate(timeout=60)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    assert demo.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("clawbench-demo: interrupted; "), stderr
+    assert _left_behind(str(out)) == []
+    (batch,) = out.glob("batch-*")
+    assert json.loads((batch / "batch-summary.json").read_text())["interrupted"] is True
+    stopped = [
+        read_run_meta(m).stop_reason for m in batch.glob("scripted-demo/chromium-*/run-meta.json")
+    ]
+    assert "interrupted" in stopped
+    assert list(batch.glob("scripted-demo/chromium-*/agent/profile/chromium/Crash Reports"))
+    assert not (home / ".config").exists()
 
 
 # -- the plan's pure parts -------------------------------------------------------------------
