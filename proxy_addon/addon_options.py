@@ -12,7 +12,7 @@ from mitmproxy import exceptions, http
 
 from proxy_addon.bodies import MAX_DECODED
 from proxy_addon.matching import Matcher
-from proxy_addon.tasks import Task, TaskError, load_task, task_path
+from proxy_addon.tasks import REGEX_FIX, Task, TaskError, load_task, task_path
 from proxy_addon.urls import split_authority
 
 BLOCK_MODES = ("error", "respond")
@@ -114,7 +114,8 @@ def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
         raise exceptions.OptionsError(f"clawbench: bad task: {e}") from e
     except re.error as e:
         raise exceptions.OptionsError(
-            f"clawbench: bad task: {path}: eval_schema.url_pattern does not compile: {e}"
+            f"clawbench: bad task: {path}: eval_schema.url_pattern does not compile: {e} "
+            f"({REGEX_FIX})"
         ) from e
 
 

@@ -7,12 +7,43 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic_core import PydanticCustomError
 
 PLACEHOLDER = "__PLACEHOLDER_WILL_NOT_MATCH__"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 _FORBID = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+REGEX_FIX = r"escape literal ( ) [ ] ? + * with a backslash"
+"""How to fix a url_pattern that does not compile (every reporter gives the same advice)."""
+
+
+FROM_FILE: dict[str, Any] = {"task.json": True}
+"""Validation context for a task.json's content (parse_task, validation): JSON null is refused
+where the schema has none, while Python callers may still pass None for "not given"."""
+
+
+def _not_null(kind: str) -> BeforeValidator:
+    """An optional key may be left out, but the schema has no null for it (`"body": null`)."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.context and info.context.get("task.json"):
+            raise PydanticCustomError("null_forbidden", "must be {kind}", {"kind": kind})
+        return value
+
+    return BeforeValidator(check)
+
+
+_OBJECT = _not_null("an object")
+_STRING = _not_null("a string")
 
 
 class EvalSchema(BaseModel):
@@ -22,8 +53,8 @@ class EvalSchema(BaseModel):
 
     url_pattern: str
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-    body: dict[str, Any] | None = None
-    params: dict[str, Any] | None = None
+    body: Annotated[dict[str, Any] | None, _OBJECT] = None
+    params: Annotated[dict[str, Any] | None, _OBJECT] = None
 
     @property
     def is_placeholder(self) -> bool:
@@ -65,9 +96,9 @@ class JudgeContext(BaseModel):
 
     model_config = _FORBID
 
-    rubric: str | None = None
-    reference_solution: str | None = None
-    source_task_yaml: str | None = None
+    rubric: Annotated[str | None, _STRING] = None
+    reference_solution: Annotated[str | None, _STRING] = None
+    source_task_yaml: Annotated[str | None, _STRING] = None
 
 
 class Task(BaseModel):
@@ -76,12 +107,12 @@ class Task(BaseModel):
     model_config = _FORBID
 
     schema_ref: Any = Field(default=None, alias="$schema")
-    metadata: Metadata | None = None
+    metadata: Annotated[Metadata | None, _OBJECT] = None
     instruction: str
     eval_schema: EvalSchema
     time_limit: Annotated[float, Field(ge=1, allow_inf_nan=False)]
     extra_info: list[ExtraInfo] = Field(default_factory=list)
-    judge_context: JudgeContext | None = None
+    judge_context: Annotated[JudgeContext | None, _OBJECT] = None
 
     @property
     def task_id(self) -> int | None:
@@ -115,6 +146,8 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
         return f"unknown key {loc[-1]!r} (remove it or check its spelling against task.schema.json)"
     if kind == "missing":
         return "required key is missing (add it)"
+    if kind == "null_forbidden":
+        return f"{msg}, got null (give one, or remove the key to leave it out)"
     if kind == "literal_error":
         return f"{msg}, got {json.dumps(found, ensure_ascii=False, default=str)} (use one of those)"
     if kind == "greater_than_equal":
@@ -147,7 +180,7 @@ def parse_task(data: Any, path: str | os.PathLike[str] = "<task>") -> Task:
     if not isinstance(data, dict):
         raise TaskError(path, "", f"must be a JSON object, got {type(data).__name__}")
     try:
-        return Task.model_validate(data)
+        return Task.model_validate(data, context=FROM_FILE)
     except ValidationError as e:
         raise errors_from_validation(path, e)[0] from e
 

@@ -11,7 +11,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from proxy_addon.tasks import Task, TaskError, errors_from_validation, read_task_json
+from proxy_addon.tasks import (
+    FROM_FILE,
+    REGEX_FIX,
+    Task,
+    TaskError,
+    errors_from_validation,
+    read_task_json,
+)
 
 __all__ = ["Finding", "find_task_files", "validate_file", "validate_task"]
 
@@ -109,8 +116,8 @@ def _regex(pattern: Any, path: Path) -> list[Finding]:
     try:
         re.compile(pattern)
     except re.error as e:
-        fix = r"escape literal ( ) [ ] ? + * with a backslash"
-        return [Finding(str(path), "eval_schema.url_pattern", f"regex does not compile: {e}", fix)]
+        message = f"regex does not compile: {e}"
+        return [Finding(str(path), "eval_schema.url_pattern", message, REGEX_FIX)]
     return []
 
 
@@ -161,7 +168,7 @@ def _schema_checked(path: Path) -> tuple[Any, Task | None, list[Finding]]:
             [Finding(str(path), "", f"must be a JSON object, got {got}", "wrap it in {}")],
         )
     try:
-        return data, Task.model_validate(data), []
+        return data, Task.model_validate(data, context=FROM_FILE), []
     except ValidationError as e:
         return data, None, [_from_task_error(err) for err in errors_from_validation(path, e)]
 

@@ -25,7 +25,14 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     "task file not found": (["--set", "clawbench_task={tmp}/nope/task.json"], ["nope/task.json"]),
     "invalid task": (["--set", "clawbench_task={tmp}/badkey/task.json"], ["bogus", "unknown key"]),
     "not JSON": (["--set", "clawbench_task={tmp}/notjson/task.json"], ["invalid JSON"]),
-    "bad regex": (["--set", "clawbench_task={tmp}/badre/task.json"], ["url_pattern", "compile"]),
+    "bad regex": (
+        ["--set", "clawbench_task={tmp}/badre/task.json"],
+        ["url_pattern", "compile", "escape literal ( ) [ ] ? + * with a backslash"],
+    ),
+    "null body filter": (
+        ["--set", "clawbench_task={tmp}/nullbody/task.json"],
+        ["eval_schema.body", "must be an object, got null", "remove the key"],
+    ),
     "missing data option": (["--set", "clawbench_data="], ["clawbench_data is not set"]),
     "data dir not writable": (["--set", "clawbench_data=/proc/clawbench"], ["not writable"]),
     "stream_large_bodies": (["--set", "stream_large_bodies=1m"], ["stream_large_bodies"]),
@@ -59,6 +66,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     bad = write_task(tmp / "badkey", GOOD)
     bad.write_text(bad.read_text().replace('"time_limit"', '"bogus": 1, "time_limit"'))
     write_task(tmp / "badre", r"shop(\.clawbench")
+    nullbody = write_task(tmp / "nullbody", GOOD)
+    nullbody.write_text(nullbody.read_text().replace('"method"', '"body": null, "method"'))
     (tmp / "notjson").mkdir()
     (tmp / "notjson" / "task.json").write_text("{nope")
     procs = {}

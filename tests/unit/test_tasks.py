@@ -111,6 +111,12 @@ _DELETE = object()
         ("metadata.sites_involved", "resy.com", "metadata.sites_involved", ["got a string"]),
         ("extra_info", {"path": "a"}, "extra_info", ["valid list", "got an object"]),
         ("judge_context.rubric", 1, "judge_context.rubric", ["got a number"]),
+        # optional keys may be left out, but the schema has no null for them
+        ("eval_schema.body", None, "eval_schema.body", ["must be an object, got null", "remove"]),
+        ("eval_schema.params", None, "eval_schema.params", ["must be an object, got null"]),
+        ("metadata", None, "metadata", ["must be an object, got null", "remove the key"]),
+        ("judge_context", None, "judge_context", ["must be an object, got null"]),
+        ("judge_context.rubric", None, "judge_context.rubric", ["must be a string, got null"]),
         # wrong values
         ("eval_schema.method", "post", "eval_schema.method", ["'POST'", 'got "post"']),
         ("eval_schema.method", "HEAD", "eval_schema.method", ["'DELETE'", 'got "HEAD"']),
