@@ -200,6 +200,9 @@ def read_task_json(path: str | os.PathLike[str]) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise TaskError(p, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    except ValueError as e:  # valid JSON Python will not read: an integer of > 4300 digits
+        why = str(e).split(";")[0]
+        raise TaskError(p, "", f"JSON not readable: {why} (shorten the number)") from e
 
 
 def task_path(path: str | os.PathLike[str]) -> Path:

@@ -163,6 +163,9 @@ def test_load_task_file_errors(tmp_path: Path) -> None:
     bad.write_bytes(b"\xff\xfe")
     with pytest.raises(TaskError, match="cannot read"):
         load_task(bad)
+    bad.write_text('{"instruction": "x", "n": ' + "1" * 5000 + "}")  # json.loads: ValueError
+    with pytest.raises(TaskError, match=r"JSON not readable: .*4300 digits.*shorten"):
+        load_task(bad)
 
 
 def test_load_task_from_directory(tmp_path: Path) -> None:
