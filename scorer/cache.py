@@ -44,7 +44,7 @@ def cache_key(
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def our_judge_path(run_dir: Path, rubric: str) -> Path:

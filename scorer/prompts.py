@@ -113,7 +113,11 @@ def request_dump(request: dict[str, Any], limit: int = DUMP_LIMIT) -> RequestDum
         "body": redact_fields(request.get("body")),
     }
     text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"), default=str)
-    data = text.encode("utf-8")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JS's cut emoji): its JSON escape, as text
+        data = text.encode("utf-8", "backslashreplace")
+        text = data.decode("utf-8")
     if len(data) <= limit:
         return RequestDump(text, False, len(data))
     head = data[:limit].decode("utf-8", errors="ignore")  # never half a character

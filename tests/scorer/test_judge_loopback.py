@@ -536,6 +536,19 @@ def test_the_scoring_documents_flat_interception_shape(tmp_path: Path, judge: Ju
     )
 
 
+def test_a_body_with_a_lone_surrogate_is_judged(tmp_path: Path, judge: JudgeServer) -> None:
+    """JS's JSON.stringify of a cut emoji ("\\ud83d"), recorded by the addon, reaches the judge
+    as its JSON escape; the verdict is saved like any other."""
+    judge.script([verdict(True)])
+    batch = batch_of(tmp_path, body={"note": "great \ud83d", "item": "red mug"})
+    assert run_cli(batch, judge) == 0
+    (call,) = judge.calls
+    _before, inside, _after = split_prompt(call)
+    assert json.loads(inside.strip())["body"]["note"] == "great \ud83d"
+    assert judge_files(batch)[0]["match"] is True
+    assert summary(batch)["n_passed"] == 1
+
+
 def test_judge_context_from_the_corpus_reaches_the_prompt(
     tmp_path: Path, judge: JudgeServer
 ) -> None:
