@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from proxy_addon.atomic import write_bytes_atomic
 from proxy_addon.matching import Matcher
 from proxy_addon.records import RecordError, read_interception
-from proxy_addon.tasks import Task, TaskError, load_task, task_path
+from proxy_addon.tasks import REGEX_FIX, Task, TaskError, load_task, task_path
 from sandbox import engine
 from sandbox.agentview import AgentView, agent_view
 from sandbox.contract import SandboxReport
@@ -117,7 +117,9 @@ def _load(run: _Run) -> None:
     try:
         Matcher(task.eval_schema)
     except Exception as e:  # re.error: the addon would refuse this task at startup
-        raise TaskError(src, "eval_schema.url_pattern", f"does not compile: {e}") from e
+        raise TaskError(
+            src, "eval_schema.url_pattern", f"does not compile: {e} ({REGEX_FIX})"
+        ) from e
     run.view = agent_view(task, src.parent)
 
 
