@@ -218,12 +218,10 @@ BAD_INPUTS = {
 }
 
 
-@pytest.mark.parametrize("case", BAD_INPUTS)
-def test_bad_input_is_one_clear_error_before_any_run(tmp_path: Path, case: str) -> None:
-    make_args, message = BAD_INPUTS[case]
-    (tmp_path / "empty.yaml").write_text("{}\n")
+def demo_error(tmp_path: Path, *args: str) -> str:
+    """Run the demo expecting bad input: exit 2 and one line on stderr, which is returned."""
     proc = subprocess.run(
-        [str(DEMO), "--out", str(tmp_path / "out"), *make_args(tmp_path)],
+        [str(DEMO), *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -232,25 +230,25 @@ def test_bad_input_is_one_clear_error_before_any_run(tmp_path: Path, case: str) 
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     err = proc.stderr.strip()
-    assert err.startswith("clawbench-demo: ") and "\n" not in err and message in err, err
+    assert err.startswith("clawbench-demo: ") and "\n" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_is_one_clear_error_before_any_run(tmp_path: Path, case: str) -> None:
+    make_args, message = BAD_INPUTS[case]
+    (tmp_path / "empty.yaml").write_text("{}\n")
+    err = demo_error(tmp_path, "--out", str(tmp_path / "out"), *make_args(tmp_path))
+    assert message in err, err
     assert not (tmp_path / "out").exists()
 
 
 def test_an_out_that_is_a_file_is_one_clear_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_text("a file\n")
-    proc = subprocess.run(
-        [str(DEMO), "--out", str(out), "--no-judge"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(tmp_path),
-        check=False,
-    )
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    err = proc.stderr.strip()
+    err = demo_error(tmp_path, "--out", str(out), "--no-judge")
     assert err.startswith(f"clawbench-demo: --out {out}: cannot create {out}/batch-"), err
-    assert err.endswith(": Not a directory") and "\n" not in err
+    assert err.endswith(": Not a directory")
     assert out.read_text() == "a file\n"
 
 
