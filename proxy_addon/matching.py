@@ -188,7 +188,7 @@ class Matcher:
                 return _NO_MATCH
             return MatchResult(
                 False,
-                (f"url: pattern {self.schema.url_pattern!r} not found in {redact_url(req.url)!r}",),
+                (f"url: pattern '{self.schema.url_pattern}' not found in '{redact_url(req.url)}'",),
                 same_host=same_host,
             )
         reasons: list[str] = []

@@ -124,7 +124,7 @@ def test_url_is_searched_case_sensitively_without_anchors() -> None:
     assert not result.match
     assert result.same_host and result.near_miss and not result.url_matched
     assert result.reasons == (
-        "url: pattern 'shop\\\\.test/checkout' not found in 'https://shop.test/Checkout'",
+        "url: pattern 'shop\\.test/checkout' not found in 'https://shop.test/Checkout'",
     )
     other = m.match(HttpRequest("POST", "https://elsewhere.test/"))
     assert not other.same_host and not other.near_miss and other.reasons
@@ -295,7 +295,7 @@ SENT = ("sess-5ec12e7", "key-a91b3c", "pw-77d0e1", "csrf-0bb4f2")
             {},
             "https://psl.petfinder.com/other?api_key=key-a91b3c&token=sess-5ec12e7",
             None,
-            "url: pattern 'psl\\\\.petfinder\\\\.com/graphql' not found in "
+            "url: pattern 'psl\\.petfinder\\.com/graphql' not found in "
             "'https://psl.petfinder.com/other?api_key=%5BREDACTED%5D&token=%5BREDACTED%5D'",
         ),
     ],
