@@ -185,6 +185,14 @@ def parse_task(data: Any, path: str | os.PathLike[str] = "<task>") -> Task:
         raise errors_from_validation(path, e)[0] from e
 
 
+class _NotJson(Exception):
+    """NaN or Infinity: Python's json reads them, JSON has no such values."""
+
+
+def _not_json(constant: str) -> Any:
+    raise _NotJson(constant)
+
+
 def read_task_json(path: str | os.PathLike[str]) -> Any:
     """Read and JSON-decode a task file, with errors naming the file."""
     p = Path(path)
@@ -197,9 +205,13 @@ def read_task_json(path: str | os.PathLike[str]) -> Any:
     except (OSError, UnicodeDecodeError) as e:
         raise TaskError(p, "", f"cannot read: {e}") from e
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
         raise TaskError(p, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    except _NotJson as e:
+        raise TaskError(
+            p, "", f"{e} is not JSON (a filter value must be a number, string, bool or null)"
+        ) from e
     except ValueError as e:  # valid JSON Python will not read: an integer of > 4300 digits
         why = str(e).split(";")[0]
         raise TaskError(p, "", f"JSON not readable: {why} (shorten the number)") from e

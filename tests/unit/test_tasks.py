@@ -166,6 +166,11 @@ def test_load_task_file_errors(tmp_path: Path) -> None:
     bad.write_text('{"instruction": "x", "n": ' + "1" * 5000 + "}")  # json.loads: ValueError
     with pytest.raises(TaskError, match=r"JSON not readable: .*4300 digits.*shorten"):
         load_task(bad)
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        body = '{"instruction": "x", "eval_schema": {"body": {"qty": ' + constant + "}}}"
+        bad.write_text(body)
+        with pytest.raises(TaskError, match=rf"{constant} is not JSON \(a filter value"):
+            load_task(bad)
 
 
 def test_load_task_from_directory(tmp_path: Path) -> None:
