@@ -7,6 +7,8 @@ scorer against a loopback OpenAI-compatible judge.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -154,6 +156,21 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         ]
         assert sum(e["blocked"] for e in log) == 1 and log[0]["method"] == "GET"
     assert by_verdict == {"passed": variants["correct"], "judge_mismatch": variants["wrong"]}
+
+    # the résumé Chromium attached is recorded as a file part: name, type, size and digest
+    (apply_run,) = batch.glob("scripted-demo/chromium-003-jobs-apply-backend-*")
+    recorded = Interception.model_validate_json(
+        (apply_run / "data" / "interception.json").read_bytes()
+    ).request.body["resume"]
+    plan = {(r.slug, r.harness): r for r in load_plan(CORPUS)}
+    sent = autopilot(plan["003-jobs-apply-backend", "chromium"])["files"]["resume"]
+    pdf = base64.b64decode(sent["b64"])
+    assert recorded == {
+        "filename": sent["filename"],
+        "content_type": sent["type"],
+        "size": len(pdf),
+        "sha256": hashlib.sha256(pdf).hexdigest(),
+    }
 
     summary = json.loads((batch / "rescore-summary.json").read_text())
     assert summary["n_total"] == len(PLAN)

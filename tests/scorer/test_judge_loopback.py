@@ -549,6 +549,19 @@ def test_a_body_with_a_lone_surrogate_is_judged(tmp_path: Path, judge: JudgeServ
     assert summary(batch)["n_passed"] == 1
 
 
+def test_a_body_over_the_dump_limit_is_cut_visibly_and_says_so(
+    tmp_path: Path, judge: JudgeServer
+) -> None:
+    judge.script([verdict(True)])
+    batch = batch_of(tmp_path, body={"note": "x" * 9000, "item": "red mug"})
+    assert run_cli(batch, judge) == 0
+    (call,) = judge.calls
+    _before, inside, _after = split_prompt(call)
+    assert "…[TRUNCATED: first 4096 of " in inside and len(inside.encode()) < 4300
+    (record,) = judge_files(batch)
+    assert record["truncated"] is True and record["match"] is True
+
+
 def test_judge_context_from_the_corpus_reaches_the_prompt(
     tmp_path: Path, judge: JudgeServer
 ) -> None:
