@@ -87,24 +87,32 @@ def pids_of(uid: int) -> list[int]:
     return found
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+def _signal_all(proc: subprocess.Popen[bytes], uid: int, sig: int) -> None:
+    """Signal the agent's process group and every other process of uid (a setsid'd one too)."""
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
+        os.killpg(proc.pid, sig)  # also reaches the leader before setpriv has switched uid
+    for pid in pids_of(uid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _running(proc: subprocess.Popen[bytes], uid: int) -> bool:
+    return proc.poll() is None or bool(pids_of(uid))
 
 
 def stop(proc: subprocess.Popen[bytes], uid: int, grace_s: float) -> int | None:
-    """SIGTERM the group, SIGKILL it after grace_s, then kill whatever else uid still runs."""
-    if proc.poll() is None:
-        _signal_group(proc, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
+    """SIGTERM every process of the agent, SIGKILL whatever of it still runs grace_s later.
+
+    The grace is for all of them, not only the group leader: with `cd /tmp && harness`, the
+    leader is `sh`, which dies on SIGTERM at once while the harness is still flushing.
+    """
+    if _running(proc, uid):
+        _signal_all(proc, uid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while _running(proc, uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
     deadline = time.monotonic() + 5
-    while (left := pids_of(uid)) and time.monotonic() < deadline:
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    while _running(proc, uid) and time.monotonic() < deadline:
+        _signal_all(proc, uid, signal.SIGKILL)
         time.sleep(0.05)
-    return proc.returncode
+    return proc.wait()

@@ -701,6 +701,34 @@ def test_agent_that_never_stops_hits_the_time_limit(time_limit_run) -> None:
     assert 60 <= ran < 60 + 1 + 10  # the limit, then SIGKILL one grace second after SIGTERM
 
 
+def test_stop_grace_reaches_the_harness_behind_a_shell(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    # With `cd /tmp && python3 ...` the group leader is sh, which dies on SIGTERM at once; the
+    # harness under it must still get its grace (2 s here) to flush before any SIGKILL.
+    harness = "\n".join(
+        [
+            "import signal, subprocess, time",
+            "stop = []",
+            "signal.signal(signal.SIGTERM, lambda *a: stop.append(1))",
+            'subprocess.run(["curl", "-s", "-o", "/dev/null", "-d", "qty=1", "https://shop.clawbench.test/api/order"])',
+            "while not stop:",
+            "    time.sleep(0.05)",
+            "time.sleep(1)",
+            'print("flushed", flush=True)',
+        ]
+    )
+    command = f"cd /tmp && python3 -c '{harness}'"
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet, sandbox_image, tmp_path, "direct-order", AgentChoice("cmd", command=command)
+        ),
+    )
+    assert outcome.verdict.result_category == "intercepted"
+    assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
+
+
 def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_path) -> None:
     before = len(internet.log())
     outcome = run_task(
