@@ -3,6 +3,15 @@
 Infra failures are counted apart: a task that does not load, a missing image, a proxy that never
 became ready, a container that died or had to be killed, an agent command that cannot execute.
 Everything else that did not intercept is the model's (agent's) failure.
+
+"Cannot execute" is exit status 126 or 127 (the shell's "cannot execute" and "not found") with
+no request of the agent's seen by the proxy (no line in data/requests.jsonl). The status alone
+does not say it: `sh -c 'harness; missing-tool'` ran the harness and still ends with 127. The
+request count does: everything the agent sends off the box passes the proxy (the firewall drops
+the rest), so a model can act, even just call its own API, only through it. A command that made
+no request gave the model nothing to do, and re-running it (batch --resume) is no second try; one
+that made a request was the model's run, whatever its last status. Run time is no signal: a
+harness may think for minutes before it fails, and a loaded host slows a missing one down too.
 """
 
 from __future__ import annotations
@@ -45,8 +54,12 @@ def classify(
     setup_failure: str | None = None,
     exit_code: int | None = None,
     host_timeout: bool = False,
+    agent_requests: int = 0,
 ) -> Verdict:
-    """Decide a run's category from what the container left behind."""
+    """Decide a run's category from what the container left behind.
+
+    agent_requests: lines in data/requests.jsonl (the agent's requests the proxy saw).
+    """
     if intercepted:
         return Verdict("intercepted", "intercepted")
     if setup_failure is not None:
@@ -63,11 +76,16 @@ def classify(
         )
     if report.stop_reason in INFRA_REASONS:
         return Verdict("infra_failure", report.stop_reason, report.detail or report.stop_reason)
-    if report.stop_reason == "agent_exited" and report.agent_exit_code in NOT_EXECUTABLE:
+    if (
+        report.stop_reason == "agent_exited"
+        and report.agent_exit_code in NOT_EXECUTABLE
+        and agent_requests == 0
+    ):
         return Verdict(
             "infra_failure",
             "agent_exited",
-            f"agent command could not be executed (exit code {report.agent_exit_code})",
+            f"agent command could not be executed (exit code {report.agent_exit_code},"
+            " no request reached the proxy)",
         )
     if report.stop_reason == "intercepted":
         # .stop-requested without interception.json: the addon's record is missing.

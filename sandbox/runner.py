@@ -246,6 +246,15 @@ def _unexpected(run: _Run, error: Exception) -> str:
     return f"runner: {line[:500]} (traceback in data/runner-error.log)"
 
 
+def _requests_seen(data: Path) -> int:
+    """Lines in requests.jsonl: one per request of the agent's that the proxy saw."""
+    try:
+        with (data / "requests.jsonl").open("rb") as log:
+            return sum(1 for line in log if line.strip())
+    except OSError:  # none: the proxy never started, or saw nothing and never created it
+        return 0
+
+
 def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Verdict:
     data = run.run_dir / "data"
     data.mkdir(exist_ok=True)
@@ -256,6 +265,7 @@ def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Verdict:
         setup_failure=setup_failure,
         exit_code=run.container_exit,
         host_timeout=timed_out,
+        agent_requests=_requests_seen(data),
     )
     record_not_intercepted(data, verdict, run.task)
     write_meta(run, verdict, intercepted)

@@ -729,6 +729,32 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
     assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
 
 
+@pytest.mark.parametrize(
+    ("command", "category"),
+    [
+        ("no-such-harness --task x", "infra_failure"),
+        (
+            "curl -sS -o /dev/null http://shop.clawbench.test/acted; no-such-tool",
+            "model_not_intercepted",
+        ),
+    ],
+)
+def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
+    command, category, docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet, sandbox_image, tmp_path, "quick-null", AgentChoice("cmd", command=command)
+        ),
+    )
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert meta.model_extra["sandbox"]["agent_exit_code"] == 127
+    assert (meta.stop_reason, meta.result_category) == ("agent_exited", category)
+    if category == "infra_failure":
+        assert "could not be executed" in meta.model_extra["failure_reason"]
+
+
 def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_path) -> None:
     before = len(internet.log())
     outcome = run_task(

@@ -253,6 +253,18 @@ def _report(reason: str, code: int | None = 0) -> SandboxReport:
             "agent_exited",
         ),
         (
+            {"intercepted": False, "report": _report("agent_exited", 126), "agent_requests": 0},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (  # it ran and acted (a request), then its last command was not found: the model's
+            {"intercepted": False, "report": _report("agent_exited", 127), "agent_requests": 1},
+            "model_not_intercepted",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (
             {"intercepted": False, "report": None},
             "infra_failure",
             "container_failed",
