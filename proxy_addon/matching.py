@@ -17,6 +17,7 @@ from typing import Any
 from proxy_addon.bodies import parse_query
 from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_url
 from proxy_addon.tasks import EvalSchema
+from proxy_addon.urls import server_equivalent
 
 _HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 
@@ -166,7 +167,15 @@ class Matcher:
         return bool(self.schema.body)
 
     def url_matches(self, url: str) -> bool:
-        return self._regex is not None and self._regex.search(url) is not None
+        """url_pattern found in the URL, or in the URL as servers route it (server_equivalent):
+        a script's //api/checkout or /api/%63heckout reaches the same handler, so it matches."""
+        regex = self._regex
+        if regex is None:
+            return False
+        if regex.search(url) is not None:
+            return True
+        routed = server_equivalent(url)
+        return routed is not None and regex.search(routed) is not None
 
     def _same_host(self, url: str) -> bool:
         if not self._hosts:
@@ -182,7 +191,7 @@ class Matcher:
         """
         if self._regex is None:
             return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
-        if self._regex.search(req.url) is None:
+        if not self.url_matches(req.url):
             same_host = self._same_host(req.url)
             if not (explain or same_host):
                 return _NO_MATCH

@@ -35,6 +35,34 @@ def remove_dot_segments(path: str) -> str:
     return "/" + "/".join(out)
 
 
+_PCT_UNRESERVED = re.compile(r"%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[Dd]|2[Ee]|5[Ff]|7[Ee])")
+_SLASHES = re.compile(r"//+")
+
+
+def server_equivalent(url: str) -> str | None:
+    """The canonical URL as common servers route it, when that differs: repeated slashes in the
+    path merged (nginx's merge_slashes, Python's http.server) and percent-encoded unreserved
+    characters decoded (RFC 3986 6.2.2.2: /%63heckout is /checkout); else None. Browsers never
+    send such paths for a link they were given; a script can, by accident or not."""
+    authority = url.find("//") + 2
+    if "%" not in url and url.find("//", authority) < 0:
+        return None  # the common case, decided in two scans
+    start = url.find("/", authority)
+    if start < 0:
+        return None
+    end = len(url)
+    for stop in ("?", "#"):
+        i = url.find(stop, start)
+        if 0 <= i < end:
+            end = i
+    path = url[start:end]
+    if "//" not in path and "%" not in path:
+        return None
+    new = _PCT_UNRESERVED.sub(lambda m: chr(int(m.group(0)[1:], 16)), path)
+    new = remove_dot_segments(_SLASHES.sub("/", new))
+    return None if new == path else url[:start] + new + url[end:]
+
+
 def canonical_host(host: str) -> str:
     """Lower-case, IDNA-encode and strip the trailing dot of a host name (IP literals kept)."""
     host = host.strip().rstrip(".").lower()

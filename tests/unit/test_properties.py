@@ -19,7 +19,7 @@ from proxy_addon.matching import HttpRequest, Matcher, MatchResult
 from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_headers, redact_url
 from proxy_addon.requestlog import _encode_line, _origins, candidate_urls, see_request
 from proxy_addon.tasks import EvalSchema
-from proxy_addon.urls import canonical_url, request_url
+from proxy_addon.urls import canonical_url, request_url, server_equivalent
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -124,6 +124,22 @@ def test_canonical_url_never_raises_on_valid_absolute_urls(
     assert canonical_url(out) == out  # idempotent
     if query is not None:
         assert out.endswith("?" + query)  # the raw query is kept as sent
+
+
+@SETTINGS
+@given(host=hosts, path=paths, query=queries)
+def test_the_routed_url_is_canonical_and_keeps_the_query(
+    host: str, path: str, query: str | None
+) -> None:
+    url = canonical_url(f"https://{host}{path}" + ("" if query is None else f"?{query}"))
+    routed = server_equivalent(url)
+    if routed is None:
+        return
+    assert routed != url and "//" not in routed.split("://", 1)[1].split("?", 1)[0]
+    assert server_equivalent(routed) is None  # idempotent: merged and decoded once for all
+    assert canonical_url(routed) == routed
+    if query is not None:
+        assert routed.endswith("?" + query)
 
 
 @SETTINGS

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from proxy_addon.urls import canonical_url, remove_dot_segments, request_url, split_authority
+from proxy_addon.matching import HttpRequest, Matcher
+from proxy_addon.tasks import EvalSchema
+from proxy_addon.urls import (
+    canonical_url,
+    remove_dot_segments,
+    request_url,
+    server_equivalent,
+    split_authority,
+)
 
 
 @pytest.mark.parametrize(
@@ -128,3 +136,30 @@ def test_canonical_url_with_host_header() -> None:
         canonical_url("https://93.184.216.34/cart?x=1", host_header="Shop.COM")
         == "https://shop.com/cart?x=1"
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "routed"),
+    [
+        ("https://a.test//api/checkout", "https://a.test/api/checkout"),
+        ("https://a.test/api///checkout?q=//x", "https://a.test/api/checkout?q=//x"),
+        ("https://a.test/api/%63heckout?x=%63", "https://a.test/api/checkout?x=%63"),
+        ("https://a.test/x%7Ey%41%5a%30%2D%5F%60", "https://a.test/x~yAZ0-_%60"),
+        ("https://a.test/%2e%2e//api", "https://a.test/api"),
+        ("https://a.test/a/b?q=//x", None),  # the query is not the path
+        ("https://a.test/a%2Fb", None),  # an encoded slash is not a separator
+        ("https://a.test/a%20b", None),  # a space is not unreserved
+        ("https://a.test/", None),
+        ("https://a.test", None),
+    ],
+)
+def test_server_equivalent(url: str, routed: str | None) -> None:
+    assert server_equivalent(url) == routed
+
+
+def test_the_matcher_matches_what_a_server_routes_to_the_pattern() -> None:
+    m = Matcher(EvalSchema(url_pattern=r"^https://shop\.test/api/checkout$", method="POST"))
+    for path in ("/api/checkout", "//api/checkout", "/api/%63heckout", "/api//checkout"):
+        assert m.match(HttpRequest("POST", f"https://shop.test{path}")).match, path
+    for path in ("/api/checkouts", "/api/check%20out", "/api%2Fcheckout"):
+        assert not m.match(HttpRequest("POST", f"https://shop.test{path}")).match, path
