@@ -224,6 +224,27 @@ def parse_multipart(data: bytes, content_type: str) -> dict[str, Any]:
     return _unwrap(fields)
 
 
+_BOM_OR_WIDE = frozenset((0x00, 0xEF, 0xFE, 0xFF))
+"""First bytes of a body that may be UTF-8 with a BOM or UTF-16/32 (json.detect_encoding)."""
+
+
+def _wide_json_text(data: bytes) -> str | None:
+    """JSON behind a BOM or in UTF-16/32, decoded as json.loads(bytes) reads it (Flask's
+    get_json does), so a commit sent that way cannot pass as a form matching nothing; None
+    for anything else (binary that merely starts like it stays binary)."""
+    encoding = json.detect_encoding(data)
+    if encoding == "utf-8":
+        return None
+    try:
+        text = data.decode(encoding)
+        json.loads(text)
+    except RecursionError:
+        return text  # JSON, too deep: the caller reports it unevaluable
+    except ValueError:  # not that encoding (UnicodeDecodeError), or not JSON
+        return None
+    return text
+
+
 def parse_body(
     raw: bytes | None,
     content_type: str | None = None,
@@ -247,7 +268,11 @@ def parse_body(
         return ParsedBody(None, "empty", size)
     lossy = False
     try:
-        text = data.decode("utf-8")
+        text = None
+        if data[0] in _BOM_OR_WIDE or (len(data) > 1 and data[1] == 0):
+            text = _wide_json_text(data)
+        if text is None:
+            text = data.decode("utf-8")
     except UnicodeDecodeError:
         # Not UTF-8 (a legacy-charset form, or binary): the SPEC order still applies, on the
         # text as a browser hands it over (the reference reads Chrome's postData), bad bytes

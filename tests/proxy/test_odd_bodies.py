@@ -142,3 +142,33 @@ def test_a_compressed_body_is_capped_in_the_log_by_its_decoded_size(launch, tmp_
     # over LOG_PARSE_LIMIT once decoded: not decoded past it for the log of a non-matching URL
     assert second.body == "[unevaluable: decoded body exceeds 1048576 bytes (decompression bomb?)]"
     assert len(run.raw_log()) < 2 * RAW_TEXT_CAP
+
+
+CHECKOUT = r"^https://shop\.clawbench\.test/api/checkout$"
+
+
+def test_paths_and_bodies_a_server_reads_as_the_commit_are_blocked(launch, tmp_path) -> None:
+    """A script's //api/checkout (nginx and http.server merge slashes), /api/%63heckout (the
+    server decodes it), and a JSON body behind a BOM or in UTF-16 (json.loads(bytes) reads
+    both, as Flask's get_json does) reach the checkout handler: each is the commit."""
+    run = launch(write_task(tmp_path / "task", CHECKOUT, body={"item": "lamp"}))
+    order = '{"item": "lamp", "qty": 2}'
+    sent = [
+        ("//api/checkout", order.encode()),
+        ("/api/%63heckout", order.encode()),
+        ("/api//checkout", order.encode()),
+        ("/api/checkout", b"\xef\xbb\xbf" + order.encode()),
+        ("/api/checkout", order.encode("utf-16")),
+    ]
+    for i, (path, body) in enumerate(sent):
+        got = run.curl(
+            *JSON, "--data-binary", _file(tmp_path, f"b{i}", body), f"https://{SHOP}{path}"
+        )
+        assert got.status == "000", (path, body)
+    near = run.curl(*JSON, "--data-binary", '{"item": "mug"}', f"https://{SHOP}//api/checkout")
+    assert near.status == "200"  # the filter still decides
+    assert [r.body for r in run.upstream.requests] == [b'{"item": "mug"}']
+    assert strict_interception(run).request.url == f"https://{SHOP}//api/checkout"  # as sent
+    log = strict_log(run)
+    assert [e.matched for e in log] == [True] * 5 + [False]
+    assert [e.body for e in log[:5]] == [{"item": "lamp", "qty": 2}] * 5

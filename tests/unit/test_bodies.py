@@ -329,3 +329,14 @@ def test_decoded_empty_body_is_empty() -> None:
 )
 def test_parse_query(query: str, params: dict[str, Any]) -> None:
     assert parse_query(query) == params
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_json_behind_a_bom_or_in_utf16_is_json(encoding: str) -> None:
+    """As json.loads(bytes) reads it (Flask's get_json): not a form that matches nothing."""
+    parsed = parse_body('{"item": "lamp", "qty": 2}'.encode(encoding), "application/json")
+    assert (parsed.kind, parsed.value) == ("json", {"item": "lamp", "qty": 2})
+
+
+def test_a_binary_body_starting_like_utf16_stays_binary() -> None:
+    assert parse_body(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01").kind == "binary"
