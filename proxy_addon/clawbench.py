@@ -74,9 +74,10 @@ def host_header(req: http.Request) -> str | None:
     return b", ".join(values).decode("utf-8", "surrogateescape")
 
 
-def earlier_match(path: Path) -> Interception | None:
+def earlier_match(path: Path, schema: dict[str, Any]) -> Interception | None:
     """The first match an earlier addon process on this data dir recorded (a proxy restart):
-    it stays the credited one, as the reference never overwrites interception.json."""
+    it stays the credited one, as the reference never overwrites interception.json. A record
+    made under another eval_schema (the data dir reused for another task) is not this run's."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -87,12 +88,16 @@ def earlier_match(path: Path) -> Interception | None:
         data = json.loads(raw)
         if not (isinstance(data, dict) and data.get("intercepted") is True):
             return None  # the runner's not-intercepted record: a match replaces it
-        return Interception.model_validate(data)
+        earlier = Interception.model_validate(data)
     except ValueError as e:  # not JSON, or not an intercepted record we can keep counting on
         raise exceptions.OptionsError(
             f"clawbench: {path} holds an interception record that cannot be read ({e}); "
             "it would be the credited match, so move it away to start over"
         ) from e
+    if earlier.schema_ != schema:
+        logger.warning("clawbench: %s was recorded for another eval_schema; replacing it", path)
+        return None
+    return earlier
 
 
 class ClawbenchInterceptor:
@@ -181,7 +186,7 @@ class ClawbenchInterceptor:
         self.matcher, self.data_dir, self.task_file = matcher, data, path
         self.task_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self.schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
-        self.interception = earlier_match(data / "interception.json")
+        self.interception = earlier_match(data / "interception.json", self.schema)
         ctx.options.update(connection_strategy="lazy")
         what = (
             "log only"

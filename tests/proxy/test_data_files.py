@@ -121,3 +121,9 @@ def test_a_restarted_proxy_keeps_the_first_credited_match(launch, tmp_path) -> N
     assert after.intercepted_at == before.intercepted_at and after.blocked_count == 2
     assert [e.body for e in again.log()] == [{"first": "1"}, {"second": "2"}]
     assert again.upstream.requests == []
+    again.proxy.stop()
+    # the data dir reused for another task: that record is not this run's match
+    other = launch(write_task(tmp_path / "other", r"shop\.clawbench\.test/api/order"))
+    assert other.curl("-d", "third=3", f"https://{SHOP}/api/order").code != 0
+    replaced = other.interception()
+    assert replaced.request.body == {"third": "3"} and replaced.blocked_count == 1
