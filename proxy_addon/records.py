@@ -26,7 +26,7 @@ STOP_DESCRIPTIONS = {
     "triggered.",
     "agent_exited": "Session stopped: agent process exited before triggering the interceptor.",
     "agent_idle": "Session stopped: agent went idle before triggering the interceptor.",
-    "proxy_failed": "Session stopped: the interception proxy never became ready.",
+    "proxy_failed": "Session stopped: the interception proxy failed (never ready, or died).",
     "container_failed": "Session stopped: the sandbox container failed or died.",
     "unknown": "Session stopped: unknown reason.",
 }
