@@ -54,10 +54,26 @@ from sandbox.contract import (
 )
 
 POLL_S = 0.05
+IPV6_SETTLE_S = 3.0
 
 
 def say(message: str) -> None:
     print(f"clawbench-sandbox: {message}", flush=True)
+
+
+def tentative_ipv6() -> bool:
+    """Whether an IPv6 address is still in duplicate address detection (IFA_F_TENTATIVE).
+
+    The link-local address of a new container stays tentative for about 1.5 s; when DAD ends the
+    kernel announces the change, and a browser agent's first page load, then in flight, fails
+    with net::ERR_NETWORK_CHANGED (Chromium aborts requests on any address change)."""
+    try:
+        lines = Path("/proc/net/if_inet6").read_text().splitlines()
+    except OSError:
+        return False
+    return any(
+        int(fields[4], 16) & 0x40 for fields in (line.split() for line in lines) if len(fields) > 4
+    )
 
 
 def ipv6_enabled() -> bool:
@@ -177,6 +193,14 @@ class Session:
             time.sleep(POLL_S)
         raise SetupError("container_failed", "submit page: " + tail(Path(LOG_DIR) / "submit.log"))
 
+    def settle_network(self) -> None:
+        """Start the agent once no address is tentative (tentative_ipv6), IPV6_SETTLE_S at most."""
+        deadline = time.monotonic() + IPV6_SETTLE_S
+        while self.ipv6 and tentative_ipv6() and time.monotonic() < deadline:
+            if self.interrupted:
+                return
+            time.sleep(POLL_S)
+
     # -- the agent -------------------------------------------------------------------------------
 
     def run_agent(self) -> tuple[str, int | None]:
@@ -245,6 +269,7 @@ class Session:
             self.install_trust()
             if self.config.submit_page:
                 self.start_submit_page()
+            self.settle_network()
             reason, code = self.run_agent()
         except SetupError as e:
             reason, detail = e.reason, str(e)

@@ -755,6 +755,31 @@ def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
         assert "could not be executed" in meta.model_extra["failure_reason"]
 
 
+def test_the_agent_starts_once_the_network_has_settled(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    """No IPv6 address is still in duplicate address detection when the agent starts: its end
+    (~1.5 s into a new container) is an address change, and Chromium aborts the page load in
+    flight with ERR_NETWORK_CHANGED."""
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet,
+            sandbox_image,
+            tmp_path,
+            "quick-null",
+            AgentChoice("cmd", command="cat /proc/net/if_inet6"),
+        ),
+    )
+    rows = [
+        line.split()
+        for line in (outcome.run_dir / "data" / "agent.log").read_text().splitlines()
+        if len(line.split()) == 6 and len(line.split()[0]) == 32
+    ]
+    assert any(r[0].startswith("fe80") for r in rows), rows  # IPv6 is on: a link-local address
+    assert not [r for r in rows if int(r[4], 16) & 0x40], rows  # none tentative
+
+
 def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_path) -> None:
     before = len(internet.log())
     outcome = run_task(
