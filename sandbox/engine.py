@@ -161,8 +161,11 @@ def _safe_relative(name: str) -> PurePosixPath | None:
     return PurePosixPath(*parts)
 
 
-def fetch(container: Any, src: str, dest: Path) -> list[str]:
-    """Copy src (a file or directory in the container) to dest; return what was skipped."""
+def fetch(container: Any, src: str, dest: Path, limit: int | None = None) -> list[str]:
+    """Copy src (a file or directory in the container) to dest; return what was skipped.
+
+    limit: bytes kept of each file at most; a longer one ends with a line saying it was cut
+    (an agent's log can be as long as the agent likes: the run directory is kept)."""
     try:
         chunks, _ = container.get_archive(src)
     except docker.errors.NotFound:
@@ -192,7 +195,13 @@ def fetch(container: Any, src: str, dest: Path) -> list[str]:
                     source = tar.extractfile(member)
                     assert source is not None
                     with open(target, "wb") as out:
-                        shutil.copyfileobj(source, out)
+                        if limit is None or member.size <= limit:
+                            shutil.copyfileobj(source, out)
+                        else:
+                            out.write(source.read(limit))
+                            cut = f"cut at {limit} of {member.size} bytes"
+                            out.write(f"\n[clawbench: {cut}]\n".encode())
+                            skipped.append(f"{src}: {cut}")
                     os.chmod(target, 0o644)
                 else:
                     skipped.append(f"{src}: {member.name}: not a regular file, skipped")

@@ -59,6 +59,8 @@ class RunRequest:
     mitm_options: dict[str, str | list[str]] = field(default_factory=dict)
     stop_grace_s: float = 10
     proxy_ready_timeout_s: float = 60
+    log_limit_bytes: int = 64 * 1024 * 1024
+    """Bytes of each log (agent.log, mitmdump.log, submit.log) copied out at most."""
     labels: dict[str, str] = field(default_factory=dict)
     on_container: Callable[[Any], None] | None = None
     """Called with the container as soon as it exists, before it starts (the batch tracks
@@ -184,7 +186,9 @@ def _contain(client: docker.DockerClient, run: _Run) -> bool:
         data.mkdir(exist_ok=True)
         run.problems += engine.fetch(container, "/clawbench/data", data)
         for name in ("agent.log", "mitmdump.log", "submit.log"):
-            skipped = engine.fetch(container, f"/clawbench/logs/{name}", data / name)
+            skipped = engine.fetch(
+                container, f"/clawbench/logs/{name}", data / name, req.log_limit_bytes
+            )
             run.problems += [p for p in skipped if "not in the container" not in p]
         engine.fetch(container, "/clawbench/report.json", data / "sandbox.json")
         logs = container.logs(stdout=True, stderr=True)

@@ -780,6 +780,34 @@ def test_the_agent_starts_once_the_network_has_settled(
     assert not [r for r in rows if int(r[4], 16) & 0x40], rows  # none tentative
 
 
+def test_a_log_longer_than_the_limit_is_cut_and_says_so(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    command = "printf start; head -c 300000 /dev/zero | tr '\\0' x"
+    outcome = run_task(
+        docker_client,
+        _request(
+            internet,
+            sandbox_image,
+            tmp_path,
+            "quick-null",
+            AgentChoice("cmd", command=command),
+            log_limit_bytes=100_000,
+        ),
+    )
+    log = (outcome.run_dir / "data" / "agent.log").read_bytes()
+    assert log.startswith(b"startxxx") and log.endswith(
+        b"[clawbench: cut at 100000 of 300005 bytes]\n"
+    )
+    assert len(log) == 100_000 + len(b"\n[clawbench: cut at 100000 of 300005 bytes]\n")
+    meta = read_run_meta(outcome.run_dir / "run-meta.json")
+    assert any(
+        "agent.log: cut at 100000 of 300005 bytes" in w
+        for w in meta.model_extra["collection_warnings"]
+    )
+    assert meta.result_category == "model_not_intercepted"  # a long log is no failure
+
+
 def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_path) -> None:
     before = len(internet.log())
     outcome = run_task(
