@@ -75,6 +75,14 @@ def _request(
     return RunRequest(**fields)
 
 
+def _quick_cmd(
+    client: Any, internet: Any, image: str, out: Path, command: str, **over: Any
+) -> RunOutcome:
+    """Run a shell command as the agent of the quick-null task (a 1-minute task, no commit)."""
+    agent = AgentChoice("cmd", command=command)
+    return run_task(client, _request(internet, image, out, "quick-null", agent, **over))
+
+
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -742,12 +750,7 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
 def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
     command, category, docker_client, sandbox_image, internet, tmp_path
 ) -> None:
-    outcome = run_task(
-        docker_client,
-        _request(
-            internet, sandbox_image, tmp_path, "quick-null", AgentChoice("cmd", command=command)
-        ),
-    )
+    outcome = _quick_cmd(docker_client, internet, sandbox_image, tmp_path, command)
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.model_extra["sandbox"]["agent_exit_code"] == 127
     assert (meta.stop_reason, meta.result_category) == ("agent_exited", category)
@@ -761,16 +764,7 @@ def test_the_agent_starts_once_the_network_has_settled(
     """No IPv6 address is still in duplicate address detection when the agent starts: its end
     (~1.5 s into a new container) is an address change, and Chromium aborts the page load in
     flight with ERR_NETWORK_CHANGED."""
-    outcome = run_task(
-        docker_client,
-        _request(
-            internet,
-            sandbox_image,
-            tmp_path,
-            "quick-null",
-            AgentChoice("cmd", command="cat /proc/net/if_inet6"),
-        ),
-    )
+    outcome = _quick_cmd(docker_client, internet, sandbox_image, tmp_path, "cat /proc/net/if_inet6")
     rows = [
         line.split()
         for line in (outcome.run_dir / "data" / "agent.log").read_text().splitlines()
@@ -784,16 +778,8 @@ def test_a_log_longer_than_the_limit_is_cut_and_says_so(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
     command = "printf start; head -c 300000 /dev/zero | tr '\\0' x"
-    outcome = run_task(
-        docker_client,
-        _request(
-            internet,
-            sandbox_image,
-            tmp_path,
-            "quick-null",
-            AgentChoice("cmd", command=command),
-            log_limit_bytes=100_000,
-        ),
+    outcome = _quick_cmd(
+        docker_client, internet, sandbox_image, tmp_path, command, log_limit_bytes=100_000
     )
     log = (outcome.run_dir / "data" / "agent.log").read_bytes()
     assert log.startswith(b"startxxx") and log.endswith(
