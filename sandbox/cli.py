@@ -16,17 +16,15 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import NoReturn
 
 from sandbox import engine
 from sandbox.agents.script import ScriptError, load_script
 from sandbox.image import DEFAULT_BASE, DEFAULT_IMAGE, BuildError, build_image
+from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.payload import AgentChoice
 from sandbox.runner import RunRequest, run_task
 
@@ -390,10 +388,6 @@ def _batch(args: argparse.Namespace) -> int:
     return run_batch(engine.connect(), template, options, json_output=args.json)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of clawbench-sandbox."""
     try:
@@ -401,10 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"clawbench-sandbox: {e}", file=sys.stderr)
         return 2
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     try:
-        return {"build": _build, "run": _run, "batch": _batch}[args.command](args)
+        with sigterm_as_interrupt():  # SIGTERM cleans up like Ctrl-C
+            return {"build": _build, "run": _run, "batch": _batch}[args.command](args)
     except (UsageError, engine.EngineError, BuildError) as e:
         if args.debug:
             raise
@@ -422,6 +415,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)  # SIGTERM cleans up like Ctrl-C

@@ -12,14 +12,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import FrameType
 
 from rich.console import Console
 
@@ -30,6 +27,7 @@ from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
 from sandbox.demo.site import HOSTS, DemoSite, Received
 from sandbox.image import REPO
+from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.layout import stamp
 from sandbox.summary import BatchJob, BatchSummary, now_iso, status_of, write_summary
@@ -194,24 +192,16 @@ def _run_all(runs: list[DemoRun], setup: Setup, workers: int) -> tuple[list[RunR
     return [f.result() for f in done], interrupted
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input, 130 when
     interrupted (Ctrl-C or SIGTERM: every agent and mitmdump is stopped first)."""
     args = parser().parse_args(argv)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     try:
-        return _demo(args)
+        with sigterm_as_interrupt():  # SIGTERM stops the demo like Ctrl-C
+            return _demo(args)
     except KeyboardInterrupt:
         print("clawbench-demo: interrupted; nothing is left running", file=sys.stderr)
         return 130
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)  # SIGTERM stops the demo like Ctrl-C
 
 
 def _demo(args: argparse.Namespace) -> int:
