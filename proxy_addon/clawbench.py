@@ -307,11 +307,14 @@ class ClawbenchInterceptor:
         req = flow.request
         length = req.headers.get("content-length", "")
         size = int(length) if length.isdigit() else 0  # chunked: unknown
-        body = f"[{size} bytes, over body_size_limit, not read]" if size else None
-        body = body or "[over body_size_limit, not read]"
-        url = self._head_match(req)
+        body = (
+            f"[{size} bytes, over body_size_limit, not read]"
+            if size
+            else "[over body_size_limit, not read]"
+        )
+        urls = candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path)
+        url = self._head_match(req.method, urls)
         if url is None:
-            urls = candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path)
             head = HttpRequest(req.method, urls[0], None, "over body_size_limit, not read")
             seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, size)
             self._log(flow, seen, body, self.matcher.match(head, explain=False), urls[0])
@@ -323,12 +326,12 @@ class ClawbenchInterceptor:
         self._record(flow, seen, None, result)
         self._log(flow, seen, body, result, url)
 
-    def _head_match(self, req: http.Request) -> str | None:
+    def _head_match(self, method: str, urls: tuple[str, ...]) -> str | None:
         """The URL under which method, URL and params match, the body not read; else None."""
         assert self.matcher is not None
-        for url in candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path):
-            head = HttpRequest(req.method, url, None, "not read yet")
-            if self.matcher.url_matches(url) and self.matcher.match(head).match:
+        for url in urls:
+            head = HttpRequest(method, url, None, "not read yet")
+            if self.matcher.match(head, explain=False).match:
                 return url
         return None
 
