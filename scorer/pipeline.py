@@ -169,19 +169,18 @@ class _Session:
     def on_result(self, res: JudgeResult) -> None:
         plan = self.plans[res.job.key[0]]
         rubric, v = res.job.rubric, res.verdict
-        saved = plan.pending[rubric].saved
+        pending = plan.pending.pop(rubric)
+        saved = pending.saved
         files: Files = []
         if v.match is None and saved is not None and saved.match is not None:
             # --force and the judge failed: the verdict on disk stands (an error never erases)
-            del plan.pending[rubric]
             plan.outcome.verdicts[rubric] = saved
             plan.outcome.notes.append(
                 f"{rubric}: judge error ({v.error}); the saved verdict stands"
             )
             self.result.kept_on_error += 1
         else:
-            record = judge_record(self.spec, plan, res)  # type: ignore[arg-type]
-            del plan.pending[rubric]
+            record = judge_record(self.spec, plan, pending, res)  # type: ignore[arg-type]
             plan.outcome.verdicts[rubric] = RubricVerdict(
                 v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
             )

@@ -21,7 +21,7 @@ from scorer import index
 from scorer.cache import our_judge_path
 from scorer.discover import sweep_temp_files
 from scorer.engine import JudgeResult
-from scorer.plan import JudgeSpec, Plan, meta_updates
+from scorer.plan import JudgeSpec, Pending, Plan, meta_updates
 from scorer.runmeta import merged_run_meta
 from scorer.verdict import JudgeRecord, Usage
 
@@ -107,10 +107,9 @@ def verdict_file(record: JudgeRecord, plan: Plan) -> Files:
     ]
 
 
-def judge_record(spec: JudgeSpec, plan: Plan, res: JudgeResult) -> JudgeRecord:
-    """data/judge.json for one verdict just received."""
+def judge_record(spec: JudgeSpec, plan: Plan, pending: Pending, res: JudgeResult) -> JudgeRecord:
+    """data/judge.json for one verdict just received (pending: the call it answers)."""
     rubric = res.job.rubric
-    pending = plan.pending[rubric]
     return JudgeRecord(
         match=res.verdict.match,
         reason=res.verdict.reason,
