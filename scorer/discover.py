@@ -30,24 +30,20 @@ class Batch:
     single_run: bool = False
 
 
-def _walk(root: Path, out: list[Path]) -> None:
+def _walk(root: Path, home: Path, out: list[tuple[Path, Path]]) -> None:
+    """Append (run, its batch) for every run at or under root; home: root's batch if it is one."""
     try:
         entries = list(os.scandir(root))
     except OSError:
         return
     if any(e.name == RUN_META and e.is_file() for e in entries):
-        out.append(root)
+        out.append((root, home))
         return
+    if root.name.startswith("batch-"):
+        home = root  # the nearest batch-* directory above a run is its batch
     for e in sorted(entries, key=lambda e: e.name):
         if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
-            _walk(Path(e.path), out)
-
-
-def find_runs(root: Path) -> list[Path]:
-    """Every run directory under root (root itself when it is a run), in path order."""
-    out: list[Path] = []
-    _walk(root, out)
-    return out
+            _walk(Path(e.path), home, out)
 
 
 def find_batches(path: Path) -> list[Batch]:
@@ -58,13 +54,10 @@ def find_batches(path: Path) -> list[Batch]:
         raise DiscoveryError(f"{path}: not a directory (give a batch, batches or a run directory)")
     if (path / RUN_META).is_file():
         return [Batch(path, [path], single_run=True)]
+    found: list[tuple[Path, Path]] = []
+    _walk(path, path, found)  # the path itself is the batch of runs in no batch-* directory
     groups: dict[Path, Batch] = {}
-    for run in find_runs(path):
-        home = path
-        for parent in run.relative_to(path).parents:
-            if parent.name.startswith("batch-"):
-                home = path / parent
-                break
+    for run, home in found:
         groups.setdefault(home, Batch(home)).runs.append(run)
     if not groups:
         raise DiscoveryError(f"{path}: no runs found (a run is a directory holding {RUN_META})")
@@ -95,4 +88,4 @@ def sweep_temp_files(directory: Path) -> int:
     return removed
 
 
-__all__ = ["RUN_META", "Batch", "DiscoveryError", "find_batches", "find_runs", "sweep_temp_files"]
+__all__ = ["RUN_META", "Batch", "DiscoveryError", "find_batches", "sweep_temp_files"]
