@@ -131,6 +131,18 @@ def _output(args: argparse.Namespace, shown: list[Any], line: str) -> None:
     console.print(line, highlight=False)
 
 
+def _warm_table() -> None:
+    """Draw an empty table where nobody sees it: rich's imports and its first-use work (emoji
+    codes, cell widths) are then done while the judge calls are out, not after the last one."""
+    import io
+
+    from rich.console import Console
+
+    from scorer.report import Shown, print_batches
+
+    print_batches([Shown("·", {"entries": [], "tasks": []}, "→")], Console(file=io.StringIO()))
+
+
 def _up_to_date(args: argparse.Namespace, path: Path, key: dict[str, Any]) -> bool:
     """Answer from the score index when nothing changed; False to score in full."""
     from scorer import index
@@ -237,7 +249,7 @@ def _main(argv: Sequence[str] | None) -> int:
             timeout=args.timeout,
             dump_limit=args.dump_limit,
             index_key=key,
-            preload=() if args.json else ("rich.console", "rich.table", "scorer.report"),
+            warm=None if args.json else _warm_table,
         )
         reporter: Any = None
         if sys.stderr.isatty():

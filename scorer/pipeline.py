@@ -13,7 +13,7 @@ import asyncio
 import gc
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from scorer.provenance import provenance
 from scorer.runpath import identify_from_paths
 from scorer.runs import RunRecord, load_data, load_meta
 from scorer.store import Files, Writer, judge_record, meta_file, verdict_file, write_if_changed
-from scorer.summary import Options, Summary, counted_runs, summarize
+from scorer.summary import Options, Summary, build_models, counted_runs, summarize
 
 RUBRIC_SETS = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
 _YIELD_EVERY = 4  # runs planned between two turns of the event loop (a few ms)
@@ -56,7 +56,7 @@ class ScoreOptions:
     rate_deadline: float = 600.0
     env: Mapping[str, str] | None = None
     index_key: dict[str, Any] | None = None  # set: keep the score index (scorer.index) up to date
-    preload: tuple[str, ...] = ()  # modules the caller needs at the end, imported while judging
+    warm: Callable[[], None] | None = None  # the caller's work for the end, done while judging
 
 
 class Reporter:
@@ -135,6 +135,7 @@ class _Session:
         self.backlog: list[JudgeJob] = []
         self.judged_runs = 0
         self.imported: threading.Event | None = None
+        self.warming: threading.Thread | None = None  # preload.later: what the end needs
 
     def plan(self, rec: RunRecord, counted: bool) -> Plan:
         plan = plan_run(load_data(rec), self.corpus, self.spec, self.opts.enforce_recheck)
@@ -236,7 +237,8 @@ class _Session:
             if self.engine is None and self.backlog:
                 self.start_engine()
             if self.engine is not None:
-                preload.later(self.opts.preload)
+                warm = (build_models, self.opts.warm) if self.opts.warm else (build_models,)
+                self.warming = preload.later(*warm)
                 self.result.stats = await self.engine.join()
         finally:
             gc.enable()
@@ -271,6 +273,8 @@ def score(opts: ScoreOptions, reporter: Reporter | None = None) -> ScoreResult:
         session.writer.close()
         result.write_errors = session.writer.errors
         result.swept += session.writer.swept
+    if session.warming is not None:
+        session.warming.join()  # the models it builds are used below
     for (batch, recs), plans in zip(work, all_plans, strict=True):
         summary = summarize(batch.path, [p.outcome for p in plans], _options(session, batch, recs))
         as_json = summary.to_json()
@@ -289,11 +293,11 @@ def _write_index(session: _Session, run_dirs: list[Path]) -> None:
     if corpus is not None:
         extra += index.corpus_paths(corpus.root)
     batches = [b.batch.path for b in session.result.batches]
-    paths = index.snapshot_paths(opts.path, run_dirs, batches, extra)
+    known = session.writer.run_stats
+    paths = index.snapshot_paths(opts.path, run_dirs, batches, extra, known)
     summaries = [str(b / "rescore-summary.json") for b in batches]
     env = spec.config.env_vars if spec is not None else ()
     params = spec.config.param_env_vars if spec is not None else ()
-    known = session.writer.run_stats
     index.write_index(opts.path, opts.index_key or {}, paths, summaries, env, known, params)
 
 

@@ -2,13 +2,15 @@
 
 It takes most of a second to import; started as soon as the first run that needs the judge is
 found, it overlaps the reading of the batch (a batch whose verdicts are all saved never pays it).
-What the end of the batch needs (the table's rich) is imported later, while the calls are out.
+What the end of the batch needs (the summary's validators, the table's rich) is made ready later,
+while the calls are out.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 
 _done: threading.Event | None = None
 _lock = threading.Lock()
@@ -32,19 +34,21 @@ def start() -> threading.Event:
         return _done
 
 
-def later(modules: tuple[str, ...]) -> None:
-    """Import these in a background thread now (the judge calls are out, the loop mostly
-    waits), not when the batch is done and they are needed on the way out."""
-    if modules:
+def later(*work: Callable[[], None]) -> threading.Thread:
+    """Do this work in a background thread now (the judge calls are out, the loop mostly waits),
+    not when the batch is done and it is needed on the way out; join() the thread before relying
+    on it. A step that fails is left for the caller's own use of it to report."""
 
-        def load() -> None:
-            for name in modules:
-                try:
-                    importlib.import_module(name)
-                except ImportError:  # the caller's own import will report it
-                    return
+    def run() -> None:
+        for step in work:
+            try:
+                step()
+            except Exception:  # the caller meets the error itself, later
+                continue
 
-        threading.Thread(target=load, name="clawbench-preload-later", daemon=True).start()
+    thread = threading.Thread(target=run, name="clawbench-preload-later", daemon=True)
+    thread.start()
+    return thread
 
 
 __all__ = ["later", "start"]

@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scorer.outcome import Outcome
 
-_FORBID = ConfigDict(extra="forbid", defer_build=True)  # built when first used, after the calls
+# Built by build_models() while the judge calls are out, or when first used: not on the way to the
+# first call.
+_FORBID = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Tokens(BaseModel):
@@ -274,6 +276,12 @@ def _row(o: Outcome, status: str, batch_dir: Path) -> TaskRow:
     return row
 
 
+def build_models() -> None:
+    """Build the summary's validators and serialisers now (pydantic defers them)."""
+    for model in (Tokens, LeaderboardRow, Counts, Entry, TaskRow, Summary):
+        model.model_rebuild()
+
+
 def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Summary:
     """The batch's summary: entries per (model, harness), then their sums and the task rows."""
     groups = _entries(outcomes)
@@ -377,6 +385,7 @@ __all__ = [
     "Options",
     "Summary",
     "TaskRow",
+    "build_models",
     "counted_runs",
     "summarize",
     "task_key",

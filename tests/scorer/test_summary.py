@@ -196,3 +196,13 @@ def test_every_task_of_n_is_counted_exactly_once(
         assert sum(parts) == c.n_total
         assert c.n_runs == (c.n_total - c.n_missing) + c.n_extra + c.n_rerun
         assert 0 <= c.pass_rate_with_judge <= c.pass_rate_stage1_only <= 1
+
+
+def test_build_models_builds_what_pydantic_defers() -> None:
+    """clawbench-score builds these while the judge calls are out (preload.later), so the summary
+    at the end does not pay for it; a model left deferred would be built again there."""
+    from scorer import summary
+
+    summary.build_models()
+    for model in (summary.Summary, summary.Entry, summary.TaskRow, summary.LeaderboardRow):
+        assert model.__pydantic_complete__, model.__name__
