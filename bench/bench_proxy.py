@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy_addon.launcher import ADDON, mitmdump_path  # noqa: E402
+from proxy_addon.addon.launcher import ADDON, mitmdump_path  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 WRK_SCRIPT = """
@@ -464,9 +464,9 @@ def bench_large(tmp: Path, size: int = 200 * 1024 * 1024) -> dict[str, Any]:
 def bench_matching(n: int = 100_000) -> dict[str, Any]:
     import re
 
-    from proxy_addon.bodies import parse_body
-    from proxy_addon.matching import HttpRequest, Matcher
-    from proxy_addon.tasks import load_task
+    from proxy_addon.matching.bodies import parse_body
+    from proxy_addon.matching.matcher import HttpRequest, Matcher
+    from proxy_addon.tasks.model import load_task
 
     corpus = os.environ.get("CLAWBENCH_REFERENCE_CORPUS")
     if not corpus:

@@ -24,10 +24,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from proxy_addon.records.runmeta import read_run_meta  # noqa: E402
 from sandbox.engine import connect  # noqa: E402
 from sandbox.payload import AgentChoice  # noqa: E402
 from sandbox.runner import RunRequest, run_task  # noqa: E402
-from scorer.runmeta import read_run_meta  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TASK = ROOT / "tests" / "sandbox" / "cases" / "quick-null"

@@ -28,7 +28,7 @@ except ImportError:  # mitmdump puts only this file's directory on sys.path
 from mitmproxy import ctx, exceptions, http, tcp, udp
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
-from proxy_addon.addon_options import (
+from proxy_addon.addon.options import (
     block_response,
     check_options,
     declare_options,
@@ -36,11 +36,7 @@ from proxy_addon.addon_options import (
     resolve_task,
     unparsable_deferred,
 )
-from proxy_addon.atomic import write_json_atomic
-from proxy_addon.bodies import MAX_DECODED, ParsedBody, parse_body
-from proxy_addon.matching import HttpRequest, Matcher, MatchResult
-from proxy_addon.records import Interception, ProxyReady
-from proxy_addon.requestlog import (
+from proxy_addon.addon.requestlog import (
     SeenRequest,
     candidate_urls,
     interception_record,
@@ -50,7 +46,11 @@ from proxy_addon.requestlog import (
     see_request,
     with_url,
 )
-from proxy_addon.urls import split_authority
+from proxy_addon.matching.bodies import MAX_DECODED, ParsedBody, parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
+from proxy_addon.matching.urls import split_authority
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.interception import Interception, ProxyReady
 
 logger = logging.getLogger("clawbench")
 

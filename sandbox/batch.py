@@ -21,12 +21,7 @@ from typing import Any
 
 import docker
 
-from proxy_addon.records import RecordError
-from proxy_addon.tasks import TaskError, load_task
-from sandbox import engine
-from sandbox.layout import case_name, discover_cases, runs_of, stamp
-from sandbox.runner import RunRequest, run_task
-from sandbox.summary import (
+from proxy_addon.records.batchsummary import (
     BatchJob,
     BatchSummary,
     now_iso,
@@ -35,7 +30,12 @@ from sandbox.summary import (
     totals,
     write_summary,
 )
-from scorer.runmeta import read_run_meta
+from proxy_addon.records.interception import RecordError
+from proxy_addon.records.layout import case_name, discover_cases, runs_of, stamp
+from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.tasks.model import TaskError, load_task
+from sandbox import engine
+from sandbox.runner import RunRequest, run_task
 
 
 @dataclass(frozen=True)

@@ -337,8 +337,8 @@ def _run(args: argparse.Namespace) -> int:
     judge_match = None
     scored = 0
     if args.judge_model and outcome.intercepted:
+        from proxy_addon.records.runmeta import read_run_meta
         from sandbox.judging import score_run
-        from scorer.runmeta import read_run_meta
 
         scored = score_run(outcome.run_dir, args.judge_model, args.models_yaml)
         judge_match = read_run_meta(outcome.run_dir / "run-meta.json").judge_match
@@ -369,8 +369,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
+    from proxy_addon.records.layout import discover_cases
     from sandbox.batch import BatchOptions, run_batch
-    from sandbox.layout import discover_cases
 
     if not args.corpus.is_dir() or not discover_cases(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from proxy_addon.tasks import Task
+from proxy_addon.tasks.model import Task
 from sandbox.agents.script import ScriptedRequest, dump_script
 from sandbox.agentview import AgentView
 from sandbox.contract import (

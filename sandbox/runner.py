@@ -27,14 +27,14 @@ import docker
 import docker.errors
 from pydantic import ValidationError
 
-from proxy_addon.atomic import write_bytes_atomic
-from proxy_addon.matching import Matcher
-from proxy_addon.records import RecordError, read_interception
-from proxy_addon.tasks import REGEX_FIX, Task, TaskError, load_task, task_path
+from proxy_addon.matching.matcher import Matcher
+from proxy_addon.records.atomic import write_bytes_atomic
+from proxy_addon.records.interception import RecordError, read_interception
+from proxy_addon.records.layout import case_name, new_run_dir, stamp
+from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
 from sandbox import engine
 from sandbox.agentview import AgentView, agent_view
 from sandbox.contract import SandboxReport
-from sandbox.layout import case_name, new_run_dir, stamp
 from sandbox.outcome import Verdict, classify
 from sandbox.payload import AgentChoice, container_files
 from sandbox.runrecord import record_not_intercepted, write_meta

@@ -17,14 +17,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proxy_addon.atomic import write_json_atomic
-from proxy_addon.records import NotIntercepted
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.interception import NotIntercepted
+from proxy_addon.records.runmeta import RunMeta, write_run_meta
 from sandbox.image import REPO
 from sandbox.outcome import Verdict
-from scorer.runmeta import RunMeta, write_run_meta
 
 if TYPE_CHECKING:
-    from proxy_addon.tasks import Task
+    from proxy_addon.tasks.model import Task
     from sandbox.runner import _Run
 
 _SECRET_ASSIGNMENT = re.compile(

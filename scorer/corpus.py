@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.tasks import Task, TaskError, parse_task
+from proxy_addon.tasks.model import Task, TaskError, parse_task
 
 
 class CorpusError(ValueError):

@@ -132,7 +132,7 @@ def write_index(
     digest of each is kept, so another value scores in full (keys are only checked as set).
     """
     known = known or {}
-    from proxy_addon.atomic import write_bytes_atomic
+    from proxy_addon.records.atomic import write_bytes_atomic
 
     data = {
         "version": VERSION,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.runmeta import RESULT_CATEGORIES
 from scorer.recheck import SKIPPED, Recheck
-from scorer.runmeta import RESULT_CATEGORIES
 from scorer.runs import RunRecord
 
 REFERENCE_INFRA = ("infra_failure", "api_or_credit", "task_data", "build_instruction")

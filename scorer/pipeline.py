@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.provenance import provenance
+from proxy_addon.records.runpath import identify_from_paths
 from scorer import index, preload
 from scorer.corpus import Corpus, load_corpus
 from scorer.discover import Batch, find_batches
@@ -26,8 +28,6 @@ from scorer.models_config import DEFAULT_JUDGE, resolve_judge
 from scorer.outcome import RubricVerdict
 from scorer.plan import JudgeSpec, Plan, finish, plan_run, run_key
 from scorer.prompts import DUMP_LIMIT, prompt_version
-from scorer.provenance import provenance
-from scorer.runpath import identify_from_paths
 from scorer.runs import RunRecord, load_data, load_meta
 from scorer.store import Files, Writer, judge_record, meta_file, verdict_file, write_if_changed
 from scorer.summary import Options, Summary, build_models, counted_runs, summarize

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.tasks import Task
+from proxy_addon.tasks.model import Task
 from scorer.cache import cache_key, our_judge_path, read_prior, read_record
 from scorer.corpus import Corpus, CorpusTask
 from scorer.engine import JudgeJob

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from proxy_addon.redact import redact_fields, redact_url
+from proxy_addon.matching.redact import redact_fields, redact_url
 from scorer.defaults import DUMP_LIMIT
 
 CONTEXT_LIMIT = 6000

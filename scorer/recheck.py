@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.tasks import EvalSchema
-from proxy_addon.urls import canonical_url
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.matching.urls import canonical_url
+from proxy_addon.tasks.model import EvalSchema
 
 _matchers: dict[str, Matcher] = {}
 

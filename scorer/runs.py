@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from proxy_addon.records import InterceptionView, RecordError, normalise_interception
-from proxy_addon.tasks import Task, TaskError, parse_task
-from scorer.runmeta import RunMeta
+from proxy_addon.records.interception import InterceptionView, RecordError, normalise_interception
+from proxy_addon.records.runmeta import RunMeta
+from proxy_addon.tasks.model import Task, TaskError, parse_task
 
 
 @dataclass

@@ -310,7 +310,7 @@ def summarize(batch_dir: Path, outcomes: Sequence[Outcome], opts: Options) -> Su
             rows.extend(_row(o, "rerun", batch_dir) for o in older)
         rows.extend(_row(o, "extra", batch_dir) for o in extra)
         # An entry made only of runs that neither run-meta.json nor the directory's path
-        # attributes (see scorer/runpath.py) is nobody's: its runs may belong to any entry, most
+        # attributes (see records/runpath.py) is nobody's: its runs may belong to any entry, most
         # likely to one that already lists their task as missing. Counting them against a whole
         # corpus would add a corpus to the batch's N for one broken file and put an
         # "unknown,unknown" row on the leaderboard; so they count as what they are, a few failed

@@ -26,7 +26,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from proxy_addon.atomic import write_json_atomic
+from proxy_addon.records.atomic import write_json_atomic
 from sandbox.container import firewall, trust
 from sandbox.container.processes import Account, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from proxy_addon.launcher import ADDON
-from proxy_addon.records import ProxyReady
+from proxy_addon.addon.launcher import ADDON
+from proxy_addon.records.interception import ProxyReady
 from sandbox.contract import (
     CONF_DIR,
     DATA_DIR,

@@ -20,19 +20,25 @@ from pathlib import Path
 
 from rich.console import Console
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.tasks import load_task
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.batchsummary import (
+    BatchJob,
+    BatchSummary,
+    now_iso,
+    status_of,
+    write_summary,
+)
+from proxy_addon.records.layout import stamp
+from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.tasks.model import load_task
 from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
 from sandbox.demo.site import HOSTS, DemoSite, Received
 from sandbox.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
-from sandbox.layout import stamp
-from sandbox.summary import BatchJob, BatchSummary, now_iso, status_of, write_summary
 from scorer.defaults import DEFAULT_JUDGE
-from scorer.runmeta import read_run_meta
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
 EXPECTED = {"correct": True, "wrong": True, "gives-up": False}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from proxy_addon.tasks import TaskError, load_task
+from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.agents.script import FilePart, ScriptedRequest
 
 MODEL = "scripted-demo"

@@ -20,15 +20,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.launcher import ProxyStartError, start_proxy
-from proxy_addon.tasks import load_task
+from proxy_addon.addon.launcher import ProxyStartError, start_proxy
+from proxy_addon.records.layout import new_run_dir
+from proxy_addon.records.runmeta import RunMeta, write_run_meta
+from proxy_addon.tasks.model import load_task
 from sandbox.agents.script import dump_script
 from sandbox.container.trust import client_env
 from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
-from sandbox.layout import new_run_dir
 from sandbox.outcome import Verdict
 from sandbox.runrecord import meta_core, provenance, record_not_intercepted
-from scorer.runmeta import RunMeta, write_run_meta
 
 CHROMIUM_FLAGS = (
     "--headless",

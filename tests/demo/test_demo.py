@@ -23,16 +23,16 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.records import Interception, NotIntercepted
-from proxy_addon.tasks import load_task
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.interception import Interception, NotIntercepted
+from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.cli import commits_reaching_site
 from sandbox.demo.plan import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.runs import find_chromium
 from sandbox.demo.site import Received
-from scorer.runmeta import read_run_meta
 from tests.conftest import TEST_CASES, require
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 

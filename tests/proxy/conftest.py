@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.launcher import ProxyProcess, start_proxy
-from proxy_addon.records import Interception, RequestLogEntry
+from proxy_addon.addon.launcher import ProxyProcess, start_proxy
+from proxy_addon.records.interception import Interception, RequestLogEntry
 from tests.conftest import require
 from tests.support.upstream import Received, Upstream, start_upstream
 

@@ -15,10 +15,10 @@ from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
-from proxy_addon.addon_options import parse_routes
+from proxy_addon.addon.options import parse_routes
+from proxy_addon.addon.requestlog import candidate_urls
 from proxy_addon.clawbench import ClawbenchInterceptor, host_header
-from proxy_addon.records import Interception, RequestLogEntry
-from proxy_addon.requestlog import candidate_urls
+from proxy_addon.records.interception import Interception, RequestLogEntry
 from tests.proxy.conftest import secrets_in, write_task
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.bodies import RAW_TEXT_CAP
-from proxy_addon.records import Interception, RequestLogEntry
+from proxy_addon.matching.bodies import RAW_TEXT_CAP
+from proxy_addon.records.interception import Interception, RequestLogEntry
 from tests.proxy.conftest import SHOP, Run, write_task
 
 POST = r"shop\.clawbench\.test/api/post"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.addon_options import parse_routes
+from proxy_addon.addon.options import parse_routes
 from tests.proxy.conftest import SHOP, write_task
 from tests.support.upstream import start_upstream
 

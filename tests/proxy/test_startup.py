@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.launcher import ADDON, mitmdump_path
+from proxy_addon.addon.launcher import ADDON, mitmdump_path
 from tests.proxy.conftest import write_task
 
 GOOD = r"shop\.clawbench\.test/api/checkout"
@@ -111,7 +111,7 @@ def test_refuses_to_start(outcomes: dict[str, Outcome], case: str) -> None:
 
 def test_good_setup_starts_and_declares_its_options(tmp_path: Path) -> None:
     """The control case: the same command line with a good task starts and says it is ready."""
-    from proxy_addon.launcher import start_proxy
+    from proxy_addon.addon.launcher import start_proxy
 
     task = write_task(tmp_path / "good", GOOD)
     with start_proxy(task, tmp_path / "data") as p:

@@ -25,15 +25,15 @@ from typing import Any
 import docker.errors
 import pytest
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.records import read_interception
-from proxy_addon.tasks import load_task
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.interception import read_interception
+from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
 from sandbox.engine import BATCH_LABEL, LABEL
 from sandbox.payload import AgentChoice
 from sandbox.runner import RunOutcome, RunRequest, run_task
-from scorer.runmeta import read_run_meta
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
 from tests.support.judge_server import error, start_judge_server, verdict

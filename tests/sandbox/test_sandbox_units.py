@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.launcher import ADDON
-from proxy_addon.tasks import load_task, parse_task
+from proxy_addon.addon.launcher import ADDON
+from proxy_addon.records.batchsummary import status_of
+from proxy_addon.records.layout import discover_cases, new_run_dir, run_dir_name, runs_of
+from proxy_addon.records.runmeta import RunMeta
+from proxy_addon.tasks.model import load_task, parse_task
 from sandbox.agents.script import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
 from sandbox.agentview import agent_view, instruction_text, needs_submit_page
@@ -26,11 +29,8 @@ from sandbox.container.trust import agent_env
 from sandbox.contract import SandboxReport, Timings
 from sandbox.engine import FileEntry, files_tar
 from sandbox.image import build_context
-from sandbox.layout import discover_cases, new_run_dir, run_dir_name, runs_of
 from sandbox.outcome import classify
 from sandbox.runrecord import redact_command
-from sandbox.summary import status_of
-from scorer.runmeta import RunMeta
 from tests.support.upstream import start_upstream
 
 CASES = Path(__file__).resolve().parent / "cases"

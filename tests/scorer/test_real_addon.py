@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from proxy_addon.launcher import start_proxy
+from proxy_addon.addon.launcher import start_proxy
 from scorer.cli import main
 from tests.scorer.builder import our_run, task_json
 from tests.scorer.conftest import models_yaml

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.runpath import PathIdentity, parse_run_dir
+from proxy_addon.records.runpath import PathIdentity, parse_run_dir
 from tests.scorer.builder import reference_run, task_json, write_corpus
 from tests.scorer.conftest import models_yaml
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, verdict

@@ -12,7 +12,7 @@ from typing import Any
 import brotli
 import pytest
 
-from proxy_addon.bodies import MAX_JSON_DEPTH, RAW_TEXT_CAP, parse_body, parse_query
+from proxy_addon.matching.bodies import MAX_JSON_DEPTH, RAW_TEXT_CAP, parse_body, parse_query
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.matching import HttpRequest, Matcher, filter_mismatch
-from proxy_addon.tasks import PLACEHOLDER, EvalSchema
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher, filter_mismatch
+from proxy_addon.tasks.model import PLACEHOLDER, EvalSchema
 
 GRAPHQL = "https://psl.petfinder.com/graphql"
 

@@ -14,12 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_addon.bodies import ParsedBody, parse_body, parse_query
-from proxy_addon.matching import HttpRequest, Matcher, MatchResult
-from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_headers, redact_url
-from proxy_addon.requestlog import _encode_line, _origins, candidate_urls, see_request
-from proxy_addon.tasks import EvalSchema
-from proxy_addon.urls import canonical_url, request_url, server_equivalent
+from proxy_addon.addon.requestlog import _encode_line, _origins, candidate_urls, see_request
+from proxy_addon.matching.bodies import ParsedBody, parse_body, parse_query
+from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
+from proxy_addon.matching.redact import (
+    REDACTED,
+    is_secret_key,
+    redact_fields,
+    redact_headers,
+    redact_url,
+)
+from proxy_addon.matching.urls import canonical_url, request_url, server_equivalent
+from proxy_addon.tasks.model import EvalSchema
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

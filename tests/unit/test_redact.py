@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_headers, redact_url
+from proxy_addon.matching.redact import (
+    REDACTED,
+    is_secret_key,
+    redact_fields,
+    redact_headers,
+    redact_url,
+)
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,16 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.matching import MatchResult
-from proxy_addon.records import RequestLogEntry
-from proxy_addon.requestlog import interception_record, log_body, log_line, printable, see_request
+from proxy_addon.addon.requestlog import (
+    interception_record,
+    log_body,
+    log_line,
+    printable,
+    see_request,
+)
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import MatchResult
+from proxy_addon.records.interception import RequestLogEntry
 
 
 def _strict_loads(raw: bytes | str) -> Any:

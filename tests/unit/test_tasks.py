@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.tasks import PLACEHOLDER, Task, TaskError, load_task, parse_task
+from proxy_addon.tasks.model import PLACEHOLDER, Task, TaskError, load_task, parse_task
 
 COMMON_INFO = {
     "email_credentials": "credentials to use the assigned disposable email account",

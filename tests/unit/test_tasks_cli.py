@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.tasks_cli import main
-from proxy_addon.validation import validate_file
+from proxy_addon.tasks.cli import main
+from proxy_addon.tasks.validation import validate_file
 
 COMMON = {
     "email_credentials": "credentials to use the assigned disposable email account",

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.tasks import EvalSchema
-from proxy_addon.urls import (
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.matching.urls import (
     canonical_url,
     remove_dot_segments,
     request_url,
     server_equivalent,
     split_authority,
 )
+from proxy_addon.tasks.model import EvalSchema
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import functools
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-_CHECKOUT = Path(__file__).resolve().parent.parent
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _version(dist: str) -> str | None:

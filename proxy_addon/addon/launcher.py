@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from proxy_addon.records import ProxyReady
+from proxy_addon.records.interception import ProxyReady
 
-ADDON = Path(__file__).resolve().with_name("clawbench.py")
+ADDON = Path(__file__).resolve().parent.parent / "clawbench.py"
 
 
 class ProxyStartError(RuntimeError):

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.bodies import parse_body
-from proxy_addon.lint import RULES, lint_file
-from proxy_addon.matching import HttpRequest, Matcher
-from proxy_addon.redact import redact_url
-from proxy_addon.tasks import TaskError, load_task
-from proxy_addon.urls import canonical_url
-from proxy_addon.validation import Finding, find_task_files, validate_file
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.matching.redact import redact_url
+from proxy_addon.matching.urls import canonical_url
+from proxy_addon.tasks.lint import RULES, lint_file
+from proxy_addon.tasks.model import TaskError, load_task
+from proxy_addon.tasks.validation import Finding, find_task_files, validate_file
 
 PROG = "clawbench-tasks"
 

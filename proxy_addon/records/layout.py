@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scorer.runmeta import safe_model
+from proxy_addon.records.runmeta import safe_model
 
 _CASE_ID = re.compile(r"^(?:v\d+-|ce-)?[A-Za-z]?(\d+)")
 

@@ -1,6 +1,6 @@
 """Who ran a run and which task, read from its directory's path when run-meta.json cannot be.
 
-The reference's layout (SPEC section 5, sandbox/layout.py) names every run
+The reference's layout (SPEC section 5, proxy_addon/records/layout.py) names every run
 `<batch>/<safe_model>/<harness>-<case>-<safe_model>-<YYYYmmdd-HHMMSS>[-N]/`, so a run whose
 run-meta.json is truncated or corrupt still says its model, harness, case and start time. Without
 this, such a run fell into a made-up (unknown, unknown) entry: with --tasks that entry added a
@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from scorer.runmeta import RunMeta, safe_model
+from proxy_addon.records.runmeta import RunMeta, safe_model
 from scorer.runs import RunRecord, read_task
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from mitmproxy import exceptions, http
 
-from proxy_addon.bodies import MAX_DECODED
-from proxy_addon.matching import Matcher
-from proxy_addon.tasks import REGEX_FIX, Task, TaskError, load_task, task_path
-from proxy_addon.urls import split_authority
+from proxy_addon.matching.bodies import MAX_DECODED
+from proxy_addon.matching.matcher import Matcher
+from proxy_addon.matching.urls import split_authority
+from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
 
 BLOCK_MODES = ("error", "respond")
 DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")

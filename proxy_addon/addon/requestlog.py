@@ -17,12 +17,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proxy_addon.atomic import finite_floats
-from proxy_addon.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
-from proxy_addon.matching import MatchResult
-from proxy_addon.records import InterceptedRequest, Interception
-from proxy_addon.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.urls import DEFAULT_PORTS, canonical_host, split_authority, url_origin, url_path
+from proxy_addon.matching.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
+from proxy_addon.matching.matcher import MatchResult
+from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.matching.urls import (
+    DEFAULT_PORTS,
+    canonical_host,
+    split_authority,
+    url_origin,
+    url_path,
+)
+from proxy_addon.records.atomic import finite_floats
+from proxy_addon.records.interception import InterceptedRequest, Interception
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""

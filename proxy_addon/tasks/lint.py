@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.patterns import example_url, names_host, top_level_branches, wildcards
-from proxy_addon.tasks import Task
-from proxy_addon.urls import canonical_url
-from proxy_addon.validation import Finding, load_checked, validate_task
+from proxy_addon.matching.urls import canonical_url
+from proxy_addon.tasks.model import Task
+from proxy_addon.tasks.patterns import example_url, names_host, top_level_branches, wildcards
+from proxy_addon.tasks.validation import Finding, load_checked, validate_task
 
 __all__ = ["RULES", "lint_file", "lint_task"]
 

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_addon.bodies import parse_query
-from proxy_addon.redact import REDACTED, is_secret_key, redact_fields, redact_url
-from proxy_addon.tasks import EvalSchema
-from proxy_addon.urls import server_equivalent
+from proxy_addon.matching.bodies import parse_query
+from proxy_addon.matching.redact import REDACTED, is_secret_key, redact_fields, redact_url
+from proxy_addon.matching.urls import server_equivalent
+from proxy_addon.tasks.model import EvalSchema
 
 _HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-from proxy_addon.urls import canonical_url
+from proxy_addon.matching.urls import canonical_url
 
 __all__ = ["Wildcard", "example_url", "examples", "host_of", "top_level_branches", "wildcards"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proxy_addon.atomic import write_json_atomic
-from scorer.runmeta import RunMeta
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.runmeta import RunMeta
 
 STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
 SUMMARY = "batch-summary.json"

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from proxy_addon.tasks import (
+from proxy_addon.tasks.model import (
     FROM_FILE,
     REGEX_FIX,
     Task,

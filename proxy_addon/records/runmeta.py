@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from proxy_addon.atomic import write_json_atomic
-from proxy_addon.records import RecordError
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.interception import RecordError
 
 RESULT_CATEGORIES = (
     "passed",

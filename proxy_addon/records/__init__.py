@@ -1,0 +1,14 @@
+"""Every file of a run and a batch (SPEC sections 4-5), one owner module each, imported by the
+addon, the scorer and the sandbox alike:
+
+| file | module |
+|---|---|
+| data/interception.json, data/requests.jsonl, data/.proxy-ready | `interception` |
+| run-meta.json | `runmeta` |
+| batch-summary.json | `batchsummary` |
+| run and batch directory names, finding runs' identity in paths | `layout`, `runpath` |
+| provenance (versions, git SHA) in summaries | `provenance` |
+
+`outcome` owns how a run ended (stop reasons, result categories, the one classify); `atomic`
+writes files so a reader sees the old one or the new one.
+"""
