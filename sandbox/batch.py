@@ -166,7 +166,7 @@ def run_batch(
             status="error" if stopping.is_set() else status_of(meta),
             duration_seconds=round(outcome.duration_s),
             run_dir=str(outcome.run_dir),
-            result_category=outcome.verdict.result_category,
+            result_category=outcome.verdict.category,
         )
         results[index] = job
         say(

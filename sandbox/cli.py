@@ -346,7 +346,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         out = {
             "run_dir": str(outcome.run_dir),
-            "result_category": verdict.result_category,
+            "result_category": verdict.category,
             "stop_reason": verdict.stop_reason,
             "failure_reason": verdict.failure_reason,
             "exit_code": outcome.exit_code,

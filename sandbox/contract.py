@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proxy_addon.records.outcome import Stopped, StopReason
+
 VENV = "/opt/clawbench/venv"
 VENV_PYTHON = f"{VENV}/bin/python"
 ROOT = "/clawbench"
@@ -35,15 +37,6 @@ REGULAR_PORT = 8080
 TRANSPARENT_PORT = 8081
 SUBMIT_PORT = 7878
 PROXY_URL = f"http://127.0.0.1:{REGULAR_PORT}"
-
-SANDBOX_STOP_REASONS = (
-    "intercepted",
-    "agent_exited",
-    "time_limit_exceeded",
-    "proxy_failed",
-    "container_failed",
-    "interrupted",
-)
 
 _OURS = ConfigDict(extra="forbid")
 
@@ -91,14 +84,7 @@ class SandboxReport(BaseModel):
 
     model_config = _OURS
 
-    stop_reason: Literal[
-        "intercepted",
-        "agent_exited",
-        "time_limit_exceeded",
-        "proxy_failed",
-        "container_failed",
-        "interrupted",
-    ]
+    stop_reason: StopReason
     detail: str | None = None
     agent_exit_code: int | None = None
     egress_blocked: int | None = None
@@ -106,3 +92,7 @@ class SandboxReport(BaseModel):
     submit_page: bool = False
     listen: list[str] = Field(default_factory=list)
     timings: Timings
+
+    def stopped(self) -> Stopped:
+        """Why the session stopped, as `classify` takes it."""
+        return Stopped(self.stop_reason, self.detail, self.agent_exit_code)

@@ -31,11 +31,11 @@ from proxy_addon.matching.matcher import Matcher
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import case_name, new_run_dir, stamp
+from proxy_addon.records.outcome import Category, Ending, classify
 from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
 from sandbox import engine
 from sandbox.agentview import AgentView, agent_view
 from sandbox.contract import SandboxReport
-from sandbox.outcome import Verdict, classify
 from sandbox.payload import AgentChoice, container_files
 from sandbox.runrecord import record_not_intercepted, write_meta
 
@@ -77,7 +77,7 @@ class _Stopped(Exception):
 @dataclass
 class RunOutcome:
     run_dir: Path
-    verdict: Verdict
+    verdict: Ending
     intercepted: bool
     duration_s: float
 
@@ -236,7 +236,7 @@ def run_task(client: docker.DockerClient, req: RunRequest) -> RunOutcome:
         setup_failure = _unexpected(run, e)
     verdict = _finish(run, setup_failure, timed_out)
     return RunOutcome(
-        run.run_dir, verdict, verdict.result_category == "intercepted", time.time() - run.started
+        run.run_dir, verdict, verdict.category == Category.INTERCEPTED, time.time() - run.started
     )
 
 
@@ -259,13 +259,13 @@ def _requests_seen(data: Path) -> int:
         return 0
 
 
-def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Verdict:
+def _finish(run: _Run, setup_failure: str | None, timed_out: bool) -> Ending:
     data = run.run_dir / "data"
     data.mkdir(exist_ok=True)
     intercepted = _intercepted(data)
     verdict = classify(
         intercepted=intercepted,
-        report=run.report,
+        stopped=run.report.stopped() if run.report else None,
         setup_failure=setup_failure,
         exit_code=run.container_exit,
         host_timeout=timed_out,

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import NotIntercepted
+from proxy_addon.records.outcome import Ending
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
 from sandbox.image import REPO
-from sandbox.outcome import Verdict
 
 if TYPE_CHECKING:
     from proxy_addon.tasks.model import Task
@@ -100,7 +100,7 @@ def meta_core(
     harness: str,
     ts: str,
     started: float,
-    verdict: Verdict,
+    verdict: Ending,
     intercepted: bool,
     egress_blocked: int | None,
 ) -> dict[str, Any]:
@@ -120,8 +120,8 @@ def meta_core(
         duration_seconds=round(time.time() - started, 1),
         intercepted=intercepted,
         stop_reason=verdict.stop_reason,
-        result_category=verdict.result_category,
-        infra_failure=verdict.result_category == "infra_failure",
+        result_category=verdict.category,
+        infra_failure=verdict.category == "infra_failure",
         egress_blocked=egress_blocked,
     )
     if verdict.failure_reason:
@@ -129,7 +129,7 @@ def meta_core(
     return meta
 
 
-def record_not_intercepted(data: Path, verdict: Verdict, task: Task | None) -> None:
+def record_not_intercepted(data: Path, verdict: Ending, task: Task | None) -> None:
     """data/interception.json in the not-intercepted shape, when the addon wrote none."""
     if (data / "interception.json").exists():
         return
@@ -139,7 +139,7 @@ def record_not_intercepted(data: Path, verdict: Verdict, task: Task | None) -> N
     )
 
 
-def write_meta(run: _Run, verdict: Verdict, intercepted: bool) -> None:
+def write_meta(run: _Run, verdict: Ending, intercepted: bool) -> None:
     """Write <run>/run-meta.json for a finished (or failed) run."""
     meta = meta_core(
         case=run.case,

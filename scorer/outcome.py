@@ -14,22 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.runmeta import RESULT_CATEGORIES
+from proxy_addon.records.outcome import (
+    Category,
+    is_infra_category,
+    is_infra_stop,
+    scored_category,
+)
 from scorer.recheck import SKIPPED, Recheck
 from scorer.runs import RunRecord
-
-REFERENCE_INFRA = ("infra_failure", "api_or_credit", "task_data", "build_instruction")
-_INFRA_STOPS = ("proxy_failed", "container_failed", "chrome_cdp_timeout", "missing_harness")
-
-
-def is_infra_category(category: str | None) -> bool:
-    return bool(category) and (
-        category in REFERENCE_INFRA or str(category).startswith("browser_runtime")
-    )
-
-
-def is_infra_stop(reason: str | None) -> bool:
-    return bool(reason) and (reason in _INFRA_STOPS or str(reason).endswith("_failed"))
 
 
 def runner_category(rec: RunRecord) -> str | None:
@@ -50,7 +42,7 @@ class Stage1:
 def stage1(rec: RunRecord) -> Stage1:
     """Did the proxy credit an interception, and is the run an infra failure?"""
     runner = runner_category(rec)
-    ref = runner if is_infra_category(runner) and runner not in RESULT_CATEGORIES else None
+    ref = runner if is_infra_category(runner) and runner not in tuple(Category) else None
     if rec.problems:
         return Stage1(False, "; ".join(rec.problems), ref)
     meta = rec.meta
@@ -79,15 +71,10 @@ def stage1(rec: RunRecord) -> Stage1:
 
 def result_category(stage: Stage1, judged: bool, match: bool | None) -> tuple[str, bool]:
     """(result_category, final_pass): final_pass = intercepted AND judge_match is True."""
-    if stage.infra:
-        return "infra_failure", False
-    if not stage.intercepted:
-        return "model_not_intercepted", False
-    if not judged:
-        return "intercepted", False
-    if match is True:
-        return "passed", True
-    return ("judge_mismatch" if match is False else "judge_error"), False
+    category, final = scored_category(
+        infra=bool(stage.infra), intercepted=stage.intercepted, judged=judged, match=match
+    )
+    return str(category), final
 
 
 @dataclass
@@ -135,12 +122,9 @@ class Outcome:
 
 
 __all__ = [
-    "REFERENCE_INFRA",
     "Outcome",
     "RubricVerdict",
     "Stage1",
-    "is_infra_category",
-    "is_infra_stop",
     "result_category",
     "runner_category",
     "stage1",

@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.outcome import BATCH_STATUSES, batch_status
 from proxy_addon.records.runmeta import RunMeta
 
-STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
 SUMMARY = "batch-summary.json"
 
 _OURS = ConfigDict(extra="forbid")
@@ -56,20 +56,17 @@ def now_iso() -> str:
 
 
 def status_of(meta: RunMeta) -> str:
-    """A finished run's batch status: passed / failed / error / judge_inconclusive."""
-    if meta.result_category == "infra_failure":
-        return "error"
-    if not meta.intercepted:
-        return "failed"
-    if meta.final_pass is not None or meta.judge_match is not None:
-        if meta.judge_match is None:
-            return "judge_inconclusive"
-        return "passed" if meta.final_pass or meta.judge_match else "failed"
-    return "passed"
+    """A finished run's batch status (passed / failed / error / judge_inconclusive)."""
+    return batch_status(
+        category=meta.result_category,
+        intercepted=meta.intercepted,
+        judge_match=meta.judge_match,
+        final_pass=meta.final_pass,
+    )
 
 
 def totals(jobs: list[BatchJob]) -> dict[str, int]:
-    return {s: sum(1 for j in jobs if j.status == s) for s in STATUSES}
+    return {s: sum(1 for j in jobs if j.status == s) for s in BATCH_STATUSES}
 
 
 def read_summary(batch_dir: Path) -> BatchSummary | None:

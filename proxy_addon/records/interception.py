@@ -10,16 +10,9 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-STOP_REASONS = (
-    "time_limit_exceeded",
-    "agent_exited",
-    "agent_idle",
-    "proxy_failed",
-    "container_failed",
-    "unknown",
-)
+from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, StopReason
 
 STOP_DESCRIPTIONS = {
     "time_limit_exceeded": "Session stopped: time limit exceeded before the interceptor was "
@@ -66,22 +59,22 @@ class NotIntercepted(BaseModel):
     model_config = _OURS
 
     intercepted: Literal[False] = False
-    stop_reason: Literal[
-        "time_limit_exceeded",
-        "agent_exited",
-        "agent_idle",
-        "proxy_failed",
-        "container_failed",
-        "unknown",
-    ]
+    stop_reason: StopReason
     stop_description: str
     request: None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
 
     @classmethod
     def for_reason(cls, reason: str, schema: dict[str, Any] | None) -> NotIntercepted:
-        reason = reason if reason in STOP_REASONS else "unknown"
-        return cls(stop_reason=reason, stop_description=STOP_DESCRIPTIONS[reason], schema=schema)
+        stop = StopReason(reason) if reason in INTERCEPTION_STOP_REASONS else StopReason.UNKNOWN
+        return cls(stop_reason=stop, stop_description=STOP_DESCRIPTIONS[stop], schema=schema)
+
+    @field_validator("stop_reason")
+    @classmethod
+    def _reference_reason(cls, reason: StopReason) -> StopReason:
+        if reason not in INTERCEPTION_STOP_REASONS:
+            raise ValueError(f"not one of {[str(r) for r in INTERCEPTION_STOP_REASONS]}")
+        return reason
 
 
 class RequestLogEntry(BaseModel):

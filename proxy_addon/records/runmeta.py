@@ -14,19 +14,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
 
-RESULT_CATEGORIES = (
-    "passed",
-    "judge_mismatch",
-    "judge_error",
-    "intercepted",
-    "model_not_intercepted",
-    "infra_failure",
-)
-"""Our result_category values (SPEC section 7)."""
-
-REFERENCE_INFRA_CATEGORIES = ("api_or_credit", "task_data", "build_instruction")
-"""Reference categories that are infra failures (plus every browser_runtime_*)."""
-
 
 def safe_model(model: str) -> str:
     """The reference's path-safe model name: runs of '/' and ':' become '--'."""
@@ -103,14 +90,3 @@ def merged_run_meta(raw: dict[str, Any], updates: Mapping[str, Any]) -> dict[str
         return None
     RunMeta.model_validate(merged)  # what we write must still read back
     return merged
-
-
-def update_run_meta(
-    path: str | os.PathLike[str], raw: dict[str, Any], updates: Mapping[str, Any]
-) -> bool:
-    """Merge the scorer's keys into run-meta.json atomically, only on a change; whether it wrote."""
-    merged = merged_run_meta(raw, updates)
-    if merged is None:
-        return False
-    write_json_atomic(path, merged, durable=True)
-    return True

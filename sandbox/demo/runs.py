@@ -22,12 +22,12 @@ from pathlib import Path
 
 from proxy_addon.addon.launcher import ProxyStartError, start_proxy
 from proxy_addon.records.layout import new_run_dir
+from proxy_addon.records.outcome import Category, Ending, Stopped, StopReason, classify
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.script import dump_script
 from sandbox.container.trust import client_env
 from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
-from sandbox.outcome import Verdict
 from sandbox.runrecord import meta_core, provenance, record_not_intercepted
 
 CHROMIUM_FLAGS = (
@@ -66,12 +66,12 @@ class RunResult:
 
     run: DemoRun
     run_dir: Path
-    verdict: Verdict
+    verdict: Ending
     duration: float
 
     @property
     def intercepted(self) -> bool:
-        return self.verdict.result_category == "intercepted"
+        return self.verdict.category == Category.INTERCEPTED
 
     @property
     def stop_reason(self) -> str:
@@ -217,16 +217,11 @@ def execute(run: DemoRun, setup: Setup) -> RunResult:
                 finally:
                     _end(proc, agent_dir)
     intercepted = (data / "interception.json").is_file()
-    if intercepted:
-        verdict = Verdict("intercepted", "intercepted")
-    elif stop_reason == "interrupted":
-        verdict = Verdict("infra_failure", "interrupted", "interrupted: the demo was stopped")
-    elif stop_reason == "intercepted":
-        verdict = Verdict("infra_failure", "unknown", "stop requested but no interception.json")
-    elif failure:
-        verdict = Verdict("infra_failure", stop_reason, failure)
-    else:
-        verdict = Verdict("model_not_intercepted", stop_reason)
+    verdict = classify(
+        intercepted=intercepted,
+        stopped=Stopped(StopReason(stop_reason), failure),
+        setup_failure="interrupted: the demo was stopped" if stop_reason == "interrupted" else None,
+    )
     record_not_intercepted(data, verdict, task)
     meta = meta_core(
         case=run.slug,

@@ -16,6 +16,7 @@ import pytest
 from proxy_addon.addon.launcher import ADDON
 from proxy_addon.records.batchsummary import status_of
 from proxy_addon.records.layout import discover_cases, new_run_dir, run_dir_name, runs_of
+from proxy_addon.records.outcome import Stopped, classify
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import load_task, parse_task
 from sandbox.agents.script import ScriptError, load_script
@@ -29,7 +30,6 @@ from sandbox.container.trust import agent_env
 from sandbox.contract import SandboxReport, Timings
 from sandbox.engine import FileEntry, files_tar
 from sandbox.image import build_context
-from sandbox.outcome import classify
 from sandbox.runrecord import redact_command
 from tests.support.upstream import start_upstream
 
@@ -206,84 +206,86 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
 # -- verdicts ------------------------------------------------------------------------------------
 
 
-def _report(reason: str, code: int | None = 0) -> SandboxReport:
-    return SandboxReport(
+def _report(reason: str, code: int | None = 0) -> Stopped:
+    """How a container's report.json reaches classify."""
+    report = SandboxReport(
         stop_reason=reason, agent_exit_code=code, timings=Timings(entrypoint_started=0)
     )
+    return report.stopped()
 
 
 @pytest.mark.parametrize(
     ("kwargs", "category", "stop_reason", "file_reason"),
     [
         (
-            {"intercepted": True, "report": _report("intercepted")},
+            {"intercepted": True, "stopped": _report("intercepted")},
             "intercepted",
             "intercepted",
             "unknown",
         ),
-        ({"intercepted": True, "report": None}, "intercepted", "intercepted", "unknown"),
+        ({"intercepted": True, "stopped": None}, "intercepted", "intercepted", "unknown"),
         (
-            {"intercepted": False, "report": _report("agent_exited")},
+            {"intercepted": False, "stopped": _report("agent_exited")},
             "model_not_intercepted",
             "agent_exited",
             "agent_exited",
         ),
         (
-            {"intercepted": False, "report": _report("time_limit_exceeded")},
+            {"intercepted": False, "stopped": _report("time_limit_exceeded")},
             "model_not_intercepted",
             "time_limit_exceeded",
             "time_limit_exceeded",
         ),
         (
-            {"intercepted": False, "report": _report("proxy_failed")},
+            {"intercepted": False, "stopped": _report("proxy_failed")},
             "infra_failure",
             "proxy_failed",
             "proxy_failed",
         ),
         (
-            {"intercepted": False, "report": _report("container_failed")},
+            {"intercepted": False, "stopped": _report("container_failed")},
             "infra_failure",
             "container_failed",
             "container_failed",
         ),
         (
-            {"intercepted": False, "report": _report("agent_exited", 127)},
+            {"intercepted": False, "stopped": _report("agent_exited", 127)},
             "infra_failure",
             "agent_exited",
             "agent_exited",
         ),
         (
-            {"intercepted": False, "report": _report("agent_exited", 126), "agent_requests": 0},
+            {"intercepted": False, "stopped": _report("agent_exited", 126), "agent_requests": 0},
             "infra_failure",
             "agent_exited",
             "agent_exited",
         ),
         (  # it ran and acted (a request), then its last command was not found: the model's
-            {"intercepted": False, "report": _report("agent_exited", 127), "agent_requests": 1},
+            {"intercepted": False, "stopped": _report("agent_exited", 127), "agent_requests": 1},
             "model_not_intercepted",
             "agent_exited",
             "agent_exited",
         ),
         (
-            {"intercepted": False, "report": None},
+            {"intercepted": False, "stopped": None},
             "infra_failure",
             "container_failed",
             "container_failed",
         ),
         (
-            {"intercepted": False, "report": _report("agent_exited"), "host_timeout": True},
+            {"intercepted": False, "stopped": _report("agent_exited"), "host_timeout": True},
             "infra_failure",
             "host_timeout",
             "container_failed",
         ),
         (
-            {"intercepted": False, "report": None, "setup_failure": "task_data: bad"},
+            {"intercepted": False, "stopped": None, "setup_failure": "task_data: bad"},
             "infra_failure",
             "task_data",
             "unknown",
         ),
         (
-            {"intercepted": False, "report": None, "setup_failure": "engine: image missing"},
+            {"intercepted": False, "stopped": None, "setup_failure": "engine: image missing"},
             "infra_failure",
             "container_failed",
             "container_failed",
@@ -292,7 +294,7 @@ def _report(reason: str, code: int | None = 0) -> SandboxReport:
 )
 def test_classify(kwargs, category, stop_reason, file_reason) -> None:
     verdict = classify(**kwargs)
-    assert (verdict.result_category, verdict.stop_reason) == (category, stop_reason)
+    assert (verdict.category, verdict.stop_reason) == (category, stop_reason)
     assert verdict.interception_reason == file_reason
     assert (
         verdict.exit_code

@@ -1,0 +1,243 @@
+"""How a run ended: the stop reasons, the result categories and the one `classify` (SPEC 4, 7).
+
+Every part speaks this vocabulary: the container's entrypoint and the demo's local executor say
+why a session stopped (`StopReason`), the run pipeline turns that into the runner's category
+with `classify`, the scorer adds the judge's with `scored_category`, and the batch summary's
+status comes from `batch_status`.
+
+Infra failures are counted apart: a task that does not load, a proxy that never became ready, a
+container that died or had to be killed, an agent command that cannot execute. Everything else
+that did not intercept is the model's (agent's) failure.
+
+"Cannot execute" is exit status 126 or 127 (the shell's "cannot execute" and "not found") with
+no request of the agent's seen by the proxy (no line in data/requests.jsonl). The status alone
+does not say it: `sh -c 'harness; missing-tool'` ran the harness and still ends with 127. The
+request count does: everything the agent sends off the box passes the proxy, so a model can act,
+even just call its own API, only through it. A command that made no request gave the model
+nothing to do, and re-running it (batch --resume) is no second try.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class StopReason(StrEnum):
+    """Why a session stopped (run-meta.json's stop_reason)."""
+
+    INTERCEPTED = "intercepted"
+    AGENT_EXITED = "agent_exited"
+    AGENT_IDLE = "agent_idle"
+    TIME_LIMIT_EXCEEDED = "time_limit_exceeded"
+    PROXY_FAILED = "proxy_failed"
+    CONTAINER_FAILED = "container_failed"
+    INTERRUPTED = "interrupted"
+    HOST_TIMEOUT = "host_timeout"
+    TASK_DATA = "task_data"
+    UNKNOWN = "unknown"
+
+
+INTERCEPTION_STOP_REASONS = (
+    StopReason.TIME_LIMIT_EXCEEDED,
+    StopReason.AGENT_EXITED,
+    StopReason.AGENT_IDLE,
+    StopReason.PROXY_FAILED,
+    StopReason.CONTAINER_FAILED,
+    StopReason.UNKNOWN,
+)
+"""The reference's stop reasons: the ones a not-intercepted interception.json may carry."""
+
+INFRA_STOPS = frozenset(
+    {
+        StopReason.PROXY_FAILED,
+        StopReason.CONTAINER_FAILED,
+        StopReason.INTERRUPTED,
+        StopReason.HOST_TIMEOUT,
+        StopReason.TASK_DATA,
+        "chrome_cdp_timeout",  # the reference's: its browser never came up
+        "missing_harness",  # the reference's: the agent's harness is not installed
+    }
+)
+"""Stop reasons that are the sandbox's fault, never the model's."""
+
+
+class Category(StrEnum):
+    """run-meta.json's result_category (SPEC section 7)."""
+
+    PASSED = "passed"
+    JUDGE_MISMATCH = "judge_mismatch"
+    JUDGE_ERROR = "judge_error"
+    INTERCEPTED = "intercepted"
+    MODEL_NOT_INTERCEPTED = "model_not_intercepted"
+    INFRA_FAILURE = "infra_failure"
+
+
+REFERENCE_INFRA_CATEGORIES = frozenset({"api_or_credit", "task_data", "build_instruction"})
+"""The reference's categories that are infra failures (so is every browser_runtime_*)."""
+
+EXIT_CODES = {
+    Category.INTERCEPTED: 0,
+    Category.MODEL_NOT_INTERCEPTED: 1,
+    Category.INFRA_FAILURE: 2,
+}
+"""`clawbench-sandbox run`'s exit status by the runner's category."""
+
+NOT_EXECUTABLE = (126, 127)  # the shell's "cannot execute" and "not found"
+
+
+def is_infra_stop(reason: str | None) -> bool:
+    """Whether a stop reason (ours or the reference's) is the sandbox's fault."""
+    return reason in INFRA_STOPS
+
+
+def is_infra_category(category: str | None) -> bool:
+    """Whether a result_category (ours or the reference's) is an infra failure."""
+    if not category:
+        return False
+    return (
+        category == Category.INFRA_FAILURE
+        or category in REFERENCE_INFRA_CATEGORIES
+        or category.startswith("browser_runtime")
+    )
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What the executor saw when the session stopped (the container's report.json, or the
+    demo's local equivalent)."""
+
+    reason: StopReason
+    detail: str | None = None
+    agent_exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class Ending:
+    """The runner's verdict on a run: its category, its stop reason and, for an infra
+    failure, why."""
+
+    category: Category
+    stop_reason: StopReason
+    failure_reason: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.category]
+
+    @property
+    def interception_reason(self) -> StopReason:
+        """The stop_reason of a not-intercepted interception.json (the reference's list)."""
+        if self.stop_reason in INTERCEPTION_STOP_REASONS:
+            return self.stop_reason
+        if self.stop_reason in (StopReason.INTERRUPTED, StopReason.HOST_TIMEOUT):
+            return StopReason.CONTAINER_FAILED
+        return StopReason.UNKNOWN
+
+
+def classify(
+    *,
+    intercepted: bool,
+    stopped: Stopped | None,
+    setup_failure: str | None = None,
+    exit_code: int | None = None,
+    host_timeout: bool = False,
+    agent_requests: int = 0,
+) -> Ending:
+    """Decide a run's category from what its session left behind.
+
+    stopped: None when the session left no report (the container died); agent_requests: lines
+    in data/requests.jsonl (the agent's requests the proxy saw).
+    """
+    if intercepted:
+        return Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)
+    infra = Category.INFRA_FAILURE
+    if setup_failure is not None:
+        if setup_failure.startswith("task_data"):
+            return Ending(infra, StopReason.TASK_DATA, setup_failure)
+        if setup_failure.startswith("interrupted"):
+            return Ending(infra, StopReason.INTERRUPTED, setup_failure)
+        return Ending(infra, StopReason.CONTAINER_FAILED, setup_failure)
+    if stopped is None:
+        why = f"no report.json from the container (exit code {exit_code})"
+        if host_timeout:
+            why = "host_timeout: the container outlived its deadline and left no report"
+        return Ending(infra, StopReason.CONTAINER_FAILED, why)
+    if host_timeout:
+        return Ending(
+            infra, StopReason.HOST_TIMEOUT, "host_timeout: the container outlived its deadline"
+        )
+    if is_infra_stop(stopped.reason):
+        return Ending(infra, stopped.reason, stopped.detail or str(stopped.reason))
+    if (
+        stopped.reason == StopReason.AGENT_EXITED
+        and stopped.agent_exit_code in NOT_EXECUTABLE
+        and agent_requests == 0
+    ):
+        return Ending(
+            infra,
+            StopReason.AGENT_EXITED,
+            f"agent command could not be executed (exit code {stopped.agent_exit_code},"
+            " no request reached the proxy)",
+        )
+    if stopped.reason == StopReason.INTERCEPTED:
+        # .stop-requested without interception.json: the addon's record is missing.
+        return Ending(infra, StopReason.UNKNOWN, "stop requested but no interception.json")
+    return Ending(Category.MODEL_NOT_INTERCEPTED, stopped.reason)
+
+
+def scored_category(
+    *, infra: bool, intercepted: bool, judged: bool, match: bool | None
+) -> tuple[Category, bool]:
+    """(result_category, final_pass) once scored: final_pass = intercepted AND match is True."""
+    if infra:
+        return Category.INFRA_FAILURE, False
+    if not intercepted:
+        return Category.MODEL_NOT_INTERCEPTED, False
+    if not judged:
+        return Category.INTERCEPTED, False
+    if match is True:
+        return Category.PASSED, True
+    return (Category.JUDGE_MISMATCH if match is False else Category.JUDGE_ERROR), False
+
+
+BATCH_STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
+
+
+def batch_status(
+    *,
+    category: str | None,
+    intercepted: bool,
+    judge_match: bool | None,
+    final_pass: bool | None,
+) -> str:
+    """A finished run's status in batch-summary.json: passed / failed / error /
+    judge_inconclusive (a run intercepted but not judged yet counts as passed, as the
+    reference's Stage-1 batches do)."""
+    if is_infra_category(category):
+        return "error"
+    if not intercepted:
+        return "failed"
+    if final_pass is not None or judge_match is not None:
+        if judge_match is None:
+            return "judge_inconclusive"
+        return "passed" if final_pass or judge_match else "failed"
+    return "passed"
+
+
+__all__ = [
+    "BATCH_STATUSES",
+    "EXIT_CODES",
+    "INFRA_STOPS",
+    "INTERCEPTION_STOP_REASONS",
+    "REFERENCE_INFRA_CATEGORIES",
+    "Category",
+    "Ending",
+    "StopReason",
+    "Stopped",
+    "batch_status",
+    "classify",
+    "is_infra_category",
+    "is_infra_stop",
+    "scored_category",
+]
