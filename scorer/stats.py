@@ -65,7 +65,7 @@ def paired_difference_interval(
     l1, u1 = wilson_interval(n11 + n10, n, z)
     l2, u2 = wilson_interval(n11 + n01, n, z)
     phi = _corrected_phi(n11, n10, n01, n00)
-    diff = p1 - p2
+    diff = (n10 - n01) / n  # exact where p1 - p2 would leave a rounding residue
     d1, e2 = p1 - l1, u2 - p2
     e1, d2 = u1 - p1, p2 - l2
     delta = sqrt(max(0.0, d1 * d1 - 2 * phi * d1 * e2 + e2 * e2))
