@@ -31,7 +31,7 @@ from proxy_addon.records.batchsummary import (
     write_summary,
 )
 from proxy_addon.records.interception import RecordError
-from proxy_addon.records.layout import case_name, discover_cases, runs_of, stamp
+from proxy_addon.records.layout import case_name, find_task_dirs, runs_of, stamp
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import TaskError, load_task
 from sandbox import engine
@@ -98,7 +98,7 @@ def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> tuple
     harness = template.harness or template.agent.harness
     jobs: list[BatchJob | Path] = []
     placeholders = []
-    for case_dir in discover_cases(options.corpus):
+    for case_dir in find_task_dirs(options.corpus):
         try:
             if load_task(case_dir).eval_schema.is_placeholder and not options.include_placeholders:
                 placeholders.append(case_dir.name)

@@ -369,10 +369,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from proxy_addon.records.layout import discover_cases
+    from proxy_addon.records.layout import find_task_dirs
     from sandbox.batch import BatchOptions, run_batch
 
-    if not args.corpus.is_dir() or not discover_cases(args.corpus):
+    if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
     template = request_from(args, args.corpus, args.out)
     _check_judge(args)

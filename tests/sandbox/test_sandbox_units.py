@@ -15,7 +15,7 @@ import pytest
 
 from proxy_addon.addon.launcher import ADDON
 from proxy_addon.records.batchsummary import status_of
-from proxy_addon.records.layout import discover_cases, new_run_dir, run_dir_name, runs_of
+from proxy_addon.records.layout import find_task_dirs, new_run_dir, run_dir_name, runs_of
 from proxy_addon.records.outcome import Stopped, classify
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import load_task, parse_task
@@ -194,13 +194,13 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
     for name in ("v2-010-b", "v2-002-a", "zeta", "ce-T001-x"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "task.json").write_text("{}")
-    assert [p.name for p in discover_cases(tmp_path)] == [
+    assert [p.name for p in find_task_dirs(tmp_path)] == [
         "ce-T001-x",
         "v2-002-a",
         "v2-010-b",
         "zeta",
     ]
-    assert discover_cases(tmp_path / "zeta") == [tmp_path / "zeta"]
+    assert find_task_dirs(tmp_path / "zeta") == [tmp_path / "zeta"]
 
 
 # -- verdicts ------------------------------------------------------------------------------------
