@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from proxy_addon.records.runmeta import read_run_meta  # noqa: E402
-from sandbox.engine import connect  # noqa: E402
-from sandbox.payload import AgentChoice  # noqa: E402
-from sandbox.runner import RunRequest, run_task  # noqa: E402
+from sandbox.host.docker_api import connect  # noqa: E402
+from sandbox.host.executor import RunRequest, run_task  # noqa: E402
+from sandbox.host.payload import AgentChoice  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TASK = ROOT / "tests" / "sandbox" / "cases" / "quick-null"

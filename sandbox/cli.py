@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from sandbox import engine
-from sandbox.agents.script import ScriptError, load_script
-from sandbox.image import DEFAULT_BASE, DEFAULT_IMAGE, BuildError, build_image
+from sandbox.agents.request_script import ScriptError, load_script
+from sandbox.host import docker_api as engine
+from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE, BuildError, build_image
+from sandbox.host.payload import AgentChoice
 from sandbox.interrupt import sigterm_as_interrupt
-from sandbox.payload import AgentChoice
-from sandbox.runner import RunRequest, run_task
 
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
@@ -370,7 +370,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     from proxy_addon.records.layout import find_task_dirs
-    from sandbox.batch import BatchOptions, run_batch
+    from sandbox.runs.batch import BatchOptions, run_batch
 
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")

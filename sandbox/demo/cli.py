@@ -32,10 +32,10 @@ from proxy_addon.records.batchsummary import (
 from proxy_addon.records.layout import stamp
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
-from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
-from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
+from sandbox.demo.local import RunResult, Setup, execute, find_chromium
+from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.site import HOSTS, DemoSite, Received
-from sandbox.image import REPO
+from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from scorer.defaults import DEFAULT_JUDGE

@@ -30,8 +30,8 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.cli import commits_reaching_site
-from sandbox.demo.plan import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
-from sandbox.demo.runs import find_chromium
+from sandbox.demo.local import find_chromium
+from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.site import Received
 from tests.conftest import TEST_CASES, require
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict

@@ -31,9 +31,9 @@ from proxy_addon.records.interception import read_interception
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
-from sandbox.engine import BATCH_LABEL, LABEL
-from sandbox.payload import AgentChoice
-from sandbox.runner import RunOutcome, RunRequest, run_task
+from sandbox.host.docker_api import BATCH_LABEL, LABEL
+from sandbox.host.executor import RunOutcome, RunRequest, run_task
+from sandbox.host.payload import AgentChoice
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
 from tests.support.judge_server import error, start_judge_server, verdict

@@ -21,11 +21,11 @@ from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import NotIntercepted
 from proxy_addon.records.outcome import Ending
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
-from sandbox.image import REPO
+from sandbox.host.image import REPO
 
 if TYPE_CHECKING:
     from proxy_addon.tasks.model import Task
-    from sandbox.runner import _Run
+    from sandbox.host.executor import _Run
 
 _SECRET_ASSIGNMENT = re.compile(
     r"(?i)\b([\w-]*(?:token|secret|password|passwd|api[-_]?key|auth)[\w-]*)=(\S+)"

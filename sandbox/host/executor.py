@@ -33,11 +33,11 @@ from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, classify
 from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
-from sandbox import engine
-from sandbox.agentview import AgentView, agent_view
-from sandbox.contract import SandboxReport
-from sandbox.payload import AgentChoice, container_files
-from sandbox.runrecord import record_not_intercepted, write_meta
+from sandbox.container.contract import SandboxReport
+from sandbox.host import docker_api as engine
+from sandbox.host.payload import AgentChoice, container_files
+from sandbox.runs.agentview import AgentView, agent_view
+from sandbox.runs.record import record_not_intercepted, write_meta
 
 HOST_GRACE_S = 60
 """Head-room past time_limit for the proxy to start and the agent to be stopped."""

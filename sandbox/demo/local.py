@@ -25,10 +25,10 @@ from proxy_addon.records.layout import new_run_dir
 from proxy_addon.records.outcome import Category, Ending, Stopped, StopReason, classify
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
 from proxy_addon.tasks.model import load_task
-from sandbox.agents.script import dump_script
+from sandbox.agents.request_script import dump_script
 from sandbox.container.trust import client_env
-from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
-from sandbox.runrecord import meta_core, provenance, record_not_intercepted
+from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
+from sandbox.runs.record import meta_core, provenance, record_not_intercepted
 
 CHROMIUM_FLAGS = (
     "--headless",

@@ -34,8 +34,8 @@ from proxy_addon.records.interception import RecordError
 from proxy_addon.records.layout import case_name, find_task_dirs, runs_of, stamp
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import TaskError, load_task
-from sandbox import engine
-from sandbox.runner import RunRequest, run_task
+from sandbox.host import docker_api as engine
+from sandbox.host.executor import RunRequest, run_task
 
 
 @dataclass(frozen=True)
