@@ -15,22 +15,14 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.records.batchsummary import (
-    BatchJob,
-    BatchSummary,
-    now_iso,
-    status_of,
-    write_summary,
-)
+from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
-from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.demo.local import RunResult, Setup, execute, find_chromium
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
@@ -38,6 +30,7 @@ from sandbox.demo.site import HOSTS, DemoSite, Received
 from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
+from sandbox.runs.batch import batch_summary, job_of, run_all
 from scorer.defaults import DEFAULT_JUDGE
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
@@ -107,28 +100,18 @@ def _batch_summary(
 ) -> None:
     jobs = []
     for r in results:
-        meta = read_run_meta(r.run_dir / "run-meta.json")
-        jobs.append(
-            BatchJob(
-                model=MODEL,
-                case=r.run.slug,
-                status=status_of(meta),
-                duration_seconds=round(r.duration),
-                run_dir=str(r.run_dir.relative_to(batch)),
-                result_category=meta.result_category,
-            )
-        )
-    harnesses = sorted({r.run.harness for r in results})
-    summary = BatchSummary(
+        job = job_of(r.run_dir, MODEL, r.run.slug)
+        job.run_dir = str(r.run_dir.relative_to(batch))
+        jobs.append(job)
+    summary = batch_summary(
         started_at=started,
-        finished_at=now_iso(),
-        elapsed_seconds=round(time.monotonic() - t0),
-        max_concurrent=workers,
-        harness=",".join(harnesses),
+        elapsed_s=time.monotonic() - t0,
+        concurrency=workers,
+        harness=",".join(sorted({r.run.harness for r in results})),
         image="none (clawbench-demo runs on the host)",
-        corpus=str(corpus),
-        interrupted=interrupted,
+        corpus=corpus,
         jobs=jobs,
+        interrupted=interrupted,
     )
     write_summary(batch, summary)
 
@@ -178,22 +161,8 @@ def _run_all(runs: list[DemoRun], setup: Setup, workers: int) -> tuple[list[RunR
     """Every run, workers at a time: (results, interrupted). On Ctrl-C or SIGTERM no new run
     starts and each run in flight ends its agent's session and its mitmdump before this returns
     (a second Ctrl-C does not cut that short)."""
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="demo-run")
-    futures = [pool.submit(execute, run, setup) for run in runs]
-    interrupted = False
-    try:
-        for future in futures:
-            future.result()
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        setup.stop.set()  # also when a run failed: the others stop, nothing is left behind
-        while True:
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-                break
-            except KeyboardInterrupt:
-                interrupted = True
+    futures, interrupted = run_all(runs, lambda run: execute(run, setup), workers, setup.stop)
+    setup.stop.set()
     done = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
     return [f.result() for f in done], interrupted
 
