@@ -124,7 +124,7 @@ def _near_misses(run: RunView) -> Markup:
 
 
 def run_details(run: RunView) -> Markup:
-    """One run's <details> block, closed; its id is run.anchor."""
+    """One run's <details> block, closed; run.anchor is the id of its body."""
     key = run_outcome(run)
     row = run.row
     summary = el(
@@ -169,10 +169,12 @@ def run_details(run: RunView) -> Markup:
     return el(
         "details",
         summary,
-        el("div", body, class_="run-body"),
+        # The id sits inside the closed <details>: a link to it opens it (fragment navigation
+        # expands the details around its target; no script needed).
+        el("div", body, class_="run-body", id=run.anchor),
         class_="run",
-        id=run.anchor,
         data_outcome=key,
+        data_run=run.row.run_dir,
     )
 
 

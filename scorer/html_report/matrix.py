@@ -46,6 +46,18 @@ def cells(report: Report) -> dict[tuple[str, str, str], dict[str, Cell]]:
     return out
 
 
+def _head(entry: EntryView, label: str, several_batches: bool) -> Markup:
+    """A rotated column head: the model, then harness (and batch) in a smaller second line."""
+    rest = entry.entry.harness + (f" · {entry.batch.path.name}" if several_batches else "")
+    return el(
+        "th",
+        el("span", entry.entry.model, class_="m"),
+        el("span", rest, class_="h"),
+        class_="col",
+        title=label,
+    )
+
+
 def _cell(task: str, label: str, cell: Cell | None) -> Markup:
     if cell is None:  # the entry ran another corpus: no run and not missing either
         return el("td", "", class_="cell", title=f"{task} · {label}: not in this batch")
@@ -66,7 +78,7 @@ def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
     head = el(
         "tr",
         el("th", "task", class_="task"),
-        [el("th", label, class_="col", title=label) for label in labels],
+        [_head(e, label, several) for e, label in zip(entries, labels, strict=True)],
         el("th", "passed", class_="col"),
     )
     rows = []

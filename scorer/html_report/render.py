@@ -22,9 +22,12 @@ BAR_WIDTH = 180
 
 
 def ranked(report: Report) -> list[EntryView]:
-    """Every entry of every batch, best pass rate first (ties: more passes, then by name)."""
+    """Every entry of every batch, best pass rate first (ties: more passes, then by name);
+    judged entries before Stage-1-only ones, whose rate is only an upper bound of a pass rate."""
     entries = [e for b in report.batches for e in b.entries]
-    return sorted(entries, key=lambda e: (-e.rate, -e.passed, e.entry.model, e.entry.harness))
+    return sorted(
+        entries, key=lambda e: (not e.judged, -e.rate, -e.passed, e.entry.model, e.entry.harness)
+    )
 
 
 def interval_bar(rate: float, interval: tuple[float, float] | None) -> Markup:
@@ -88,7 +91,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                     el("span", "stage 1 only", class_="tag") if not e.judged else None,
                 ),
                 el("td", c.dataset),
-                el("td", e.batch.path.name, class_="muted") if several_batches else None,
+                el("td", e.batch.path.name, class_="muted nowrap") if several_batches else None,
                 el(
                     "td",
                     el("span", e.passed, class_="passed"),
@@ -112,7 +115,8 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 data_judge_error=c.n_judge_error,
             )
         )
-    return el("table", el("thead", head), el("tbody", rows), class_="grid leaderboard")
+    table = el("table", el("thead", head), el("tbody", rows), class_="grid leaderboard")
+    return el("div", table, class_="table-wrap")
 
 
 def _step(name: str, n: int, total: int, fill: str, kind: str) -> Markup:

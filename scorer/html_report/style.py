@@ -42,6 +42,8 @@ table.grid th, table.grid td { padding: 8px 10px; border-bottom: 1px solid var(-
   vertical-align: middle; }
 table.grid tbody tr:hover { background: #fafbfc; }
 table.grid th.num { text-align: right; }
+.table-wrap { overflow-x: auto; }
+.nowrap { white-space: nowrap; }
 .model { font-weight: 600; }
 .rank { color: var(--muted); width: 2em; }
 .rate { font-weight: 600; font-size: 1.02rem; }
@@ -65,7 +67,8 @@ svg.ci { display: block; }
 .legend span.item { display: inline-flex; align-items: center; gap: 6px; }
 .sw { display: inline-flex; width: 20px; height: 20px; border-radius: 4px; align-items: center;
   justify-content: center; font-size: 0.75rem; font-weight: 700; }
-.matrix-wrap { overflow: auto; max-height: 78vh; border: 1px solid var(--line);
+.matrix-wrap { overflow: auto; max-height: 78vh; border: 1px solid var(--line); width: fit-content;
+  max-width: 100%;
   border-radius: 8px; }
 table.matrix { width: auto; border-collapse: separate; border-spacing: 2px; }
 table.matrix th.task { position: sticky; left: 0; background: var(--card); z-index: 1;
@@ -76,7 +79,9 @@ table.matrix thead th { position: sticky; top: 0; background: var(--card); z-ind
   vertical-align: bottom; padding: 6px 2px; }
 table.matrix thead th.col { writing-mode: vertical-rl; transform: rotate(180deg);
   text-transform: none; letter-spacing: 0; font-size: 0.78rem; color: var(--ink);
-  max-height: 190px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  white-space: nowrap; text-align: left; }
+th.col span { display: block; max-height: 230px; overflow: hidden; text-overflow: ellipsis; }
+th.col span.h { font-weight: 400; color: var(--muted); font-size: 0.72rem; }
 table.matrix td.cell { width: 26px; min-width: 26px; height: 24px; text-align: center;
   border-radius: 4px; font-size: 0.78rem; font-weight: 700; padding: 0; }
 td.cell a { color: inherit; text-decoration: none; display: block; line-height: 24px; }
@@ -90,8 +95,9 @@ details.run > summary { cursor: pointer; padding: 8px 12px; display: flex; gap: 
   align-items: center; flex-wrap: wrap; list-style: none; }
 details.run > summary::-webkit-details-marker { display: none; }
 details.run > summary .case { font-weight: 600; }
-details.run:target { outline: 2px solid var(--accent); }
-.run-body { padding: 2px 16px 14px; border-top: 1px solid var(--line); }
+details.run:has(.run-body:target) { outline: 2px solid var(--accent); }
+.run-body { padding: 2px 16px 14px; border-top: 1px solid var(--line);
+  scroll-margin-top: 56px; }
 dl.facts { display: grid; grid-template-columns: 160px 1fr; gap: 4px 14px; margin: 12px 0 0;
   font-size: 0.9rem; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }

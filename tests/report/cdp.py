@@ -133,7 +133,8 @@ class Browser:
     def evaluate(self, expression: str) -> Any:
         """The JSON value of a JavaScript expression in the page (DevTools, not the page's own
         script: the page has none and its CSP forbids any)."""
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        params = {"expression": expression, "returnByValue": True, "awaitPromise": True}
+        result = self.call("Runtime.evaluate", params)
         if "exceptionDetails" in result:
             raise CdpError(f"evaluate: {result['exceptionDetails']}")
         return result["result"].get("value")
