@@ -56,7 +56,11 @@ class Browser:
         self._buf = b""
         self._next = 0
         self.events: list[dict[str, Any]] = []
-        self.session = self._attach()
+        try:
+            self.session = self._attach()
+        except BaseException:
+            self.close()
+            raise
 
     def _send(self, method: str, params: dict[str, Any] | None, session: str | None) -> int:
         self._next += 1

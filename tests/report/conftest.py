@@ -14,6 +14,7 @@ import pytest
 
 from proxy_addon.launcher import start_proxy
 from scorer.cli import main as score
+from scorer.html_report.cli import main
 from tests.scorer.builder import our_run, reference_run, task_json, write_corpus
 from tests.scorer.conftest import models_yaml
 from tests.support.judge_server import JudgeCall, Reply, start_judge_server, verdict
@@ -139,8 +140,6 @@ def summary(batch: Path) -> dict:
 @pytest.fixture
 def report(batches: Batches, tmp_path: Path) -> Iterator[Path]:
     """report.html over both batches, written by the real CLI beside the output directory."""
-    from scorer.html_report.cli import main
-
     out = batches.out / f"report-{tmp_path.name}.html"
     assert main([str(batches.out), "-o", str(out)]) == 0
     yield out

@@ -22,10 +22,19 @@ TITLE = "ClawBench report"
 
 
 CHROMIUM_SERVICES = frozenset(
-    {"clients2.google.com", "update.googleapis.com", "accounts.google.com"}
+    {
+        "clients2.google.com",  # network time (seen here on about:blank)
+        "update.googleapis.com",  # component updater (seen here)
+        "accounts.google.com",  # sign-in (seen here)
+        "optimizationguide-pa.googleapis.com",
+        "content-autofill.googleapis.com",
+        "safebrowsingohttpgateway.googleapis.com",
+        "edgedl.me.gvt1.com",
+        "redirector.gvt1.com",
+    }
 )
-"""Hosts the browser itself calls with any page, about:blank too (network time, component
-update, sign-in), whatever the flags; exact names, so a font or script CDN still counts."""
+"""Hosts the browser itself calls with any page, about:blank too, whatever the flags; exact
+names, so a font or script CDN a report might load from still counts."""
 
 
 class ConnectionRecorder:
