@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from scorer.discover import DiscoveryError, find_batches
 from scorer.html_report.runfiles import RunView, load_run_view
+from scorer.stats import wilson_interval
 from scorer.summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
 
 SUMMARY = "rescore-summary.json"
@@ -99,15 +100,9 @@ class Report:
     out_dir: Path
 
 
-def _wilson(passed: int, total: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
-    # TODO(lead): scorer.stats.wilson_interval
-    if total <= 0:
-        return None
-    p = passed / total
-    denom = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denom
-    half = z * ((p * (1 - p) / total + z * z / (4 * total * total)) ** 0.5) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+def _wilson(passed: int, total: int) -> tuple[float, float] | None:
+    """The Wilson 95% interval, for summaries written before they carried one."""
+    return wilson_interval(passed, total) if total > 0 else None
 
 
 def _interval(value: Any) -> tuple[float, float] | None:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from proxy_addon.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.records.runmeta import RunMeta
 from scorer.cache import read_record
-from scorer.runmeta import RunMeta
 from scorer.runs import load_run
 from scorer.summary import TaskRow
 from scorer.verdict import coerce_match

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from proxy_addon.launcher import start_proxy
+from proxy_addon.addon.launcher import start_proxy
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from tests.scorer.builder import our_run, reference_run, task_json, write_corpus
