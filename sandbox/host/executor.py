@@ -94,13 +94,14 @@ class DockerExecutor:
         """Create, start, wait for and collect the container."""
         req = self.req
         self.image_id = engine.image_id(self.client, req.image)
+        files = self._files(run)
         self.container_name = f"clawbench-{run.case[:60]}-{secrets.token_hex(4)}"
         container = engine.create(
             self.client,
             req.image,
             name=self.container_name,
             labels={engine.LABEL: str(run.run_dir), **req.labels},
-            files=self._files(run),
+            files=files,
             network=req.network,
         )
         try:
