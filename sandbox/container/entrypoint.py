@@ -30,6 +30,7 @@ from proxy_addon.records.atomic import write_json_atomic
 from sandbox.container import firewall, trust
 from sandbox.container.contract import (
     AGENT_HOME,
+    AGENT_OUT,
     AGENT_USER,
     CONF_DIR,
     CONFIG,
@@ -121,6 +122,8 @@ class Session:
         ):
             path.mkdir(parents=True, exist_ok=True)
             _own(path, owner, mode)
+        Path(AGENT_OUT).mkdir(exist_ok=True)
+        _own(Path(AGENT_OUT), self.agent_account, 0o700)
         _own(Path(TASK_FILE), self.proxy_account, 0o400)
         for path in [Path(MY_INFO), *Path(MY_INFO).rglob("*")]:
             _own(path, root, 0o755 if path.is_dir() else 0o444)
@@ -206,6 +209,8 @@ class Session:
     def run_agent(self) -> tuple[str, int | None]:
         instruction = Path(INSTRUCTION_FILE).read_text(encoding="utf-8")
         env = trust.agent_env(self.config.env, instruction, INSTRUCTION_FILE)
+        env.setdefault("CLAWBENCH_AGENT_OUT", AGENT_OUT)
+        env.setdefault("CLAWBENCH_TIME_LIMIT_S", str(int(self.config.time_limit_s)))
         if self.config.submit_page:
             env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
         agent = spawn(
