@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
@@ -177,22 +177,31 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
+FMT = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
+
+
 def parser() -> argparse.ArgumentParser:
-    fmt = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
     parser = _Parser(
         prog="clawbench-sandbox",
-        description=__doc__.split("\n")[0],
+        description="Build the agent image, run one task in it, or run a corpus as a batch.",
         epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     parser.add_argument("--debug", action="store_true", help="tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
+    _build_parser(sub)
+    _run_parser(sub)
+    _batch_parser(sub)
+    return parser
+
+
+def _build_parser(sub: Any) -> None:
     b = sub.add_parser(
         "build",
         help="build the sandbox image",
         description="Build the sandbox image (never pulls anything but the base image's packages).",
         epilog="exit codes:\n  0    built\n  2    the build failed (its last lines are shown)",
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
     b.add_argument(
@@ -217,22 +226,28 @@ def parser() -> argparse.ArgumentParser:
         metavar="PKGS",
         help="more apt packages, space-separated (e.g. nodejs)",
     )
+
+
+def _run_parser(sub: Any) -> None:
     r = sub.add_parser(
         "run",
         help="run one task in the sandbox",
         description="Run one task in the sandbox and leave a run directory under --out.",
         epilog=RUN_EXIT_CODES,
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
     _agent_options(r)
     _run_options(r)
+
+
+def _batch_parser(sub: Any) -> None:
     t = sub.add_parser(
         "batch",
         help="run every task of a corpus",
         description="Run every */task.json of a corpus into <out>/batch-<timestamp>/.",
         epilog=BATCH_EXIT_CODES,
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
     _agent_options(t)
@@ -255,4 +270,3 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run log-only tasks that can never intercept (skipped by default)",
     )
-    return parser

@@ -62,29 +62,6 @@ def say(message: str) -> None:
     print(f"clawbench-sandbox: {message}", flush=True)
 
 
-def tentative_ipv6() -> bool:
-    """Whether an IPv6 address is still in duplicate address detection (IFA_F_TENTATIVE).
-
-    The link-local address of a new container stays tentative for about 1.5 s; when DAD ends the
-    kernel announces the change, and a browser agent's first page load, then in flight, fails
-    with net::ERR_NETWORK_CHANGED (Chromium aborts requests on any address change)."""
-    try:
-        lines = Path("/proc/net/if_inet6").read_text().splitlines()
-    except OSError:
-        return False
-    return any(
-        int(fields[4], 16) & 0x40 for fields in (line.split() for line in lines) if len(fields) > 4
-    )
-
-
-def ipv6_enabled() -> bool:
-    """True when the namespace has IPv6 on loopback (Docker disables it on IPv4-only networks)."""
-    try:
-        return "00000000000000000000000000000001" in Path("/proc/net/if_inet6").read_text()
-    except OSError:
-        return False
-
-
 def _own(path: Path, account: Account, mode: int) -> None:
     os.chown(path, account.uid, account.gid)
     path.chmod(mode)
@@ -98,7 +75,7 @@ class Session:
         self.timings = Timings(entrypoint_started=started)
         self.proxy_account = Account.lookup(PROXY_USER)
         self.agent_account = Account.lookup(AGENT_USER)
-        self.ipv6 = ipv6_enabled()
+        self.ipv6 = firewall.ipv6_enabled()
         self.families = (4, 6)
         self.interrupted = False
         self.listen: list[str] = []
@@ -199,7 +176,7 @@ class Session:
     def settle_network(self) -> None:
         """Start the agent once no address is tentative (tentative_ipv6), IPV6_SETTLE_S at most."""
         deadline = time.monotonic() + IPV6_SETTLE_S
-        while self.ipv6 and tentative_ipv6() and time.monotonic() < deadline:
+        while self.ipv6 and firewall.tentative_ipv6() and time.monotonic() < deadline:
             if self.interrupted:
                 return
             time.sleep(POLL_S)
