@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
+from sandbox.host.limits import Limits, parse_size
 
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
@@ -125,8 +126,59 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _cpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of CPUs") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of CPUs > 0, not {text}")
+    return value
+
+
+def _limit_options(p: argparse.ArgumentParser) -> None:
+    """The agent container's resource limits (recorded in run-meta.json)."""
+    d = Limits()
+    p.add_argument(
+        "--memory",
+        type=_size,
+        default=d.memory,
+        metavar="SIZE",
+        help="memory for the whole container, no swap (default: 4g)",
+    )
+    p.add_argument(
+        "--pids",
+        type=_positive_int,
+        default=d.pids,
+        metavar="N",
+        help="processes and threads in the container (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cpus",
+        type=_cpus,
+        default=d.cpus,
+        metavar="N",
+        help="CPUs for the container (default: %(default)s)",
+    )
+    p.add_argument(
+        "--disk",
+        type=_size,
+        default=d.disk,
+        metavar="SIZE",
+        help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
+    )
+
+
 def _run_options(p: argparse.ArgumentParser) -> None:
     """Where a run goes, how its container and proxy are set up, and how it is scored."""
+    _limit_options(p)
     p.add_argument(
         "--out", type=Path, default=Path("out"), help="output directory (default: %(default)s)"
     )

@@ -15,6 +15,7 @@ from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.executor import RunRequest
+from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
 from sandbox.options import UsageError, default_image
 
@@ -96,6 +97,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         network=args.network,
         upstream_ca=args.upstream_ca,
         mitm_options=mitm,
+        limits=Limits(memory=args.memory, pids=args.pids, cpus=args.cpus, disk=args.disk),
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )

@@ -30,6 +30,8 @@ SCRIPT_FILE = f"{AGENT_DIR}/script.json"
 UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"
 MY_INFO = "/my-info"
 AGENT_USER = "agent"
+AGENT_UID = AGENT_GID = 1_500_000_000
+"""The Dockerfile's agent account: an id no host user or group has."""
 AGENT_HOME = "/home/agent"
 PROXY_USER = "proxy"
 SUBMIT_USER = "nobody"
@@ -38,6 +40,10 @@ REGULAR_PORT = 8080
 TRANSPARENT_PORT = 8081
 SUBMIT_PORT = 7878
 PROXY_URL = f"http://127.0.0.1:{REGULAR_PORT}"
+
+AGENT_MOUNTS = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", AGENT_HOME, AGENT_OUT)
+"""Everywhere the agent can write: each a tmpfs of bounded size (host.limits), none shared
+with the proxy's records, the logs or report.json."""
 
 _OURS = ConfigDict(extra="forbid")
 

@@ -27,9 +27,10 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from sandbox.container import firewall, trust
+from sandbox.container import firewall, resources, trust
 from sandbox.container.contract import (
     AGENT_HOME,
+    AGENT_MOUNTS,
     AGENT_OUT,
     AGENT_USER,
     CONF_DIR,
@@ -51,10 +52,14 @@ from sandbox.container.contract import (
     SandboxReport,
     Timings,
 )
-from sandbox.container.processes import Account, spawn, stop
+from sandbox.container.processes import Account, capped_copy, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
+PROXY_OOM_SCORE = -900  # the OOM killer takes the proxy last ...
+AGENT_OOM_SCORE = 1000  # ... and the agent first
+AGENT_NOFILE = 1024  # per agent process; the pids limit bounds how many there are
+AGENT_LOG_LIMIT = 64 * 1024 * 1024
 IPV6_SETTLE_S = 3.0
 
 
@@ -80,6 +85,7 @@ class Session:
         self.interrupted = False
         self.listen: list[str] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.detail: str | None = None
         self.logs: list[IO[bytes]] = []
 
     def _log(self, name: str) -> IO[bytes]:
@@ -111,7 +117,12 @@ class Session:
         )
         env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
         self.procs["proxy"] = spawn(
-            self.proxy_account, argv, env=env, cwd=CONF_DIR, log=self._log("mitmdump.log")
+            self.proxy_account,
+            argv,
+            env=env,
+            cwd=CONF_DIR,
+            log=self._log("mitmdump.log"),
+            oom_score_adj=PROXY_OOM_SCORE,
         )
 
     def install_firewall(self) -> None:
@@ -190,13 +201,18 @@ class Session:
         env.setdefault("CLAWBENCH_TIME_LIMIT_S", str(int(self.config.time_limit_s)))
         if self.config.submit_page:
             env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
+        read_end, write_end = os.pipe()  # the agent's output, kept up to AGENT_LOG_LIMIT
         agent = spawn(
             self.agent_account,
             self.config.agent.argv,
             env=env,
             cwd=AGENT_HOME,
-            log=self._log("agent.log"),
+            log=write_end,
+            oom_score_adj=AGENT_OOM_SCORE,
+            nofile=AGENT_NOFILE,
         )
+        os.close(write_end)
+        self.agent_log = capped_copy(read_end, self._log("agent.log"), AGENT_LOG_LIMIT)
         self.timings.agent_started = time.time()
         say(f"agent started ({self.config.agent.kind}), time limit {self.config.time_limit_s:.0f}s")
         stop_file = Path(DATA_DIR) / ".stop-requested"
@@ -218,6 +234,11 @@ class Session:
             time.sleep(POLL_S)
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
+        self.agent_log.join(5)
+        if reason in ("agent_exited", "time_limit_exceeded"):
+            out_of = resources.exhausted(AGENT_MOUNTS)
+            if out_of:
+                reason, self.detail = "agent_resources_exhausted", f"the agent ran out of {out_of}"
         say(f"agent stopped: {reason} (exit code {code})")
         return reason, code
 
@@ -253,6 +274,7 @@ class Session:
                 self.start_submit_page()
             self.settle_network()
             reason, code = self.run_agent()
+            detail = self.detail
         except SetupError as e:
             reason, detail = e.reason, str(e)
         except Exception as e:  # report it: the runner must tell infra from model failures

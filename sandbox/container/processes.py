@@ -12,6 +12,7 @@ import os
 import pwd
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,11 +57,19 @@ def spawn(
     *,
     env: Mapping[str, str],
     cwd: str,
-    log: IO[bytes],
+    log: IO[bytes] | int,
+    oom_score_adj: int = 0,
+    nofile: int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start argv as account in its own session (so the whole group can be signalled)."""
+    """Start argv as account in its own session (so the whole group can be signalled).
+
+    oom_score_adj: who the OOM killer takes first (1000) or last (-1000), set by root before the
+    switch; nofile: the open-files limit of it and all it starts."""
+    prefix = ["choom", "-n", str(oom_score_adj), "--"]
+    if nofile is not None:
+        prefix += ["prlimit", f"--nofile={nofile}:{nofile}", "--"]
     return subprocess.Popen(
-        unprivileged(account, argv),
+        [*prefix, *unprivileged(account, argv)],
         env=dict(env),
         cwd=cwd,
         stdin=subprocess.DEVNULL,
@@ -68,6 +77,26 @@ def spawn(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def capped_copy(fd: int, log: IO[bytes], limit: int) -> threading.Thread:
+    """Copy what the agent writes to fd into log, up to limit bytes (the rest is read and
+    dropped, so the agent never blocks on a full pipe); a thread that ends at EOF."""
+
+    def copy() -> None:
+        kept = 0
+        with os.fdopen(fd, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(1 << 16):
+                if kept < limit:
+                    log.write(chunk[: limit - kept])
+                    kept += len(chunk)
+                    if kept >= limit:
+                        log.write(b"\n[clawbench: agent output cut here, over the log limit]\n")
+                    log.flush()
+
+    thread = threading.Thread(target=copy, name="agent-log", daemon=True)
+    thread.start()
+    return thread
 
 
 def pids_of(uid: int) -> list[int]:

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from proxy_addon.records.atomic import write_bytes_atomic
 from sandbox.container.contract import AGENT_OUT, SandboxReport
 from sandbox.host import docker_api as engine
+from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 from sandbox.runs.record import redact_command
@@ -57,6 +58,7 @@ class RunRequest:
     proxy_ready_timeout_s: float = 60
     log_limit_bytes: int = 64 * 1024 * 1024
     """Bytes of each log (agent.log, mitmdump.log, submit.log) copied out at most."""
+    limits: Limits = field(default_factory=Limits)
     labels: dict[str, str] = field(default_factory=dict)
     on_container: Callable[[Any], None] | None = None
     """Called with the container as soon as it exists, before it starts (the batch tracks
@@ -105,6 +107,7 @@ class DockerExecutor:
             labels={engine.LABEL: str(run.run_dir), **req.labels},
             files=files,
             network=req.network,
+            limits=req.limits.docker_kwargs(),
         )
         try:
             # Registered before it can run: a Ctrl-C from here on finds it. The stop checks
@@ -158,7 +161,7 @@ class DockerExecutor:
         """Copy the proxy's records, the logs and the report out of the container."""
         data, problems = run.data, run.execution.problems
         data.mkdir(exist_ok=True)
-        problems += engine.fetch(container, "/clawbench/data", data)
+        problems += engine.fetch(container, "/clawbench/data", data, self.req.log_limit_bytes)
         for name in LOGS:
             skipped = engine.fetch(
                 container, f"/clawbench/logs/{name}", data / name, self.req.log_limit_bytes
@@ -191,6 +194,7 @@ class DockerExecutor:
             "container_name": self.container_name,
             "container_exit_code": run.execution.exit_code,
             "network": req.network,
+            "limits": req.limits.record(),
             "agent": agent,
             "env_keys": sorted(req.env),
             "submit_page": bool(run.view and run.view.submit_page),

@@ -71,11 +71,16 @@ def test_filter_rules_accept_before_the_counted_drop(family: int) -> None:
     # The drop chain resets TCP (fail fast) and drops everything else, UDP included.
     assert ["-A", firewall.DROP, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"] in rules
     assert ["-A", firewall.DROP, "-j", "DROP"] in rules
+    # only the agent's packets reach the counted chain (egress_blocked)
+    counted = ["-m", "owner", "--uid-owner", str(POLICY.agent_uid), "-j", firewall.AGENT_DROP]
+    to_counted = _position(rules, "-A", firewall.DROP, *counted)
+    assert to_counted < _position(rules, "-A", firewall.DROP, "-j", "DROP")
+    assert ["-A", firewall.AGENT_DROP, "-j", "DROP"] in rules
     assert rules[-2:] == [["-I", "OUTPUT", "1", "-j", firewall.OUT], ["-P", "OUTPUT", "DROP"]]
     loopback = "127.0.0.1" if family == 4 else "::1"
     assert loopback in rules[_position(rules, "DNAT", "ACCEPT")]
     # No rule lets the agent out except DNS to a resolver of its own family.
-    agent_rules = [r for r in rules if "1000" in r]
+    agent_rules = [r for r in rules if "1000" in r and firewall.AGENT_DROP not in r]
     want_ns = "10.0.0.2" if family == 4 else "fd00::53"
     assert agent_rules and all(want_ns in r and "53" in r for r in agent_rules)
 
