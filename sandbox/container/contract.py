@@ -31,6 +31,8 @@ UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"
 MY_INFO = "/my-info"
 AGENT_USER = "agent"
 AGENT_UID = AGENT_GID = 1_500_000_000
+AGENT_NOFILE = 1024
+"""Open files per agent process (the proxy keeps the container's own limit)."""
 """The Dockerfile's agent account: an id no host user or group has."""
 AGENT_HOME = "/home/agent"
 PROXY_USER = "proxy"

@@ -31,6 +31,7 @@ from sandbox.container import firewall, resources, trust
 from sandbox.container.contract import (
     AGENT_HOME,
     AGENT_MOUNTS,
+    AGENT_NOFILE,
     AGENT_OUT,
     AGENT_USER,
     CONF_DIR,
@@ -56,9 +57,7 @@ from sandbox.container.processes import Account, capped_copy, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
-PROXY_OOM_SCORE = -900  # the OOM killer takes the proxy last ...
-AGENT_OOM_SCORE = 1000  # ... and the agent first
-AGENT_NOFILE = 1024  # per agent process; the pids limit bounds how many there are
+AGENT_OOM_SCORE = 1000  # the OOM killer takes the agent first (the proxy keeps 0)
 AGENT_LOG_LIMIT = 64 * 1024 * 1024
 IPV6_SETTLE_S = 3.0
 
@@ -122,7 +121,6 @@ class Session:
             env=env,
             cwd=CONF_DIR,
             log=self._log("mitmdump.log"),
-            oom_score_adj=PROXY_OOM_SCORE,
         )
 
     def install_firewall(self) -> None:

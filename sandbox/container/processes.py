@@ -63,9 +63,9 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start argv as account in its own session (so the whole group can be signalled).
 
-    oom_score_adj: who the OOM killer takes first (1000) or last (-1000), set by root before the
-    switch; nofile: the open-files limit of it and all it starts."""
-    prefix = ["choom", "-n", str(oom_score_adj), "--"]
+    oom_score_adj: raises how early the OOM killer takes it (1000: first); nofile: the
+    open-files limit of it and all it starts."""
+    prefix = ["choom", "-n", str(oom_score_adj), "--"] if oom_score_adj else []
     if nofile is not None:
         prefix += ["prlimit", f"--nofile={nofile}:{nofile}", "--"]
     return subprocess.Popen(

@@ -25,9 +25,12 @@ from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
 from proxy_addon.tasks.model import load_task
+from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.local import RunResult, Setup, execute, find_chromium
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.site import HOSTS, DemoSite, Received
+from sandbox.harnesses import BROWSER_USE
+from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
@@ -57,6 +60,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
     p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
+    p.add_argument(
+        "--agent-model",
+        metavar="NAME",
+        help="browser-use calls this models.yaml entry (--models-yaml) instead of the scripted "
+        "model; its key comes from the entry",
+    )
     return p
 
 
@@ -187,9 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _agents(args: argparse.Namespace, console: Console) -> tuple[str | None, tuple[str, ...]]:
     """(Chromium's path, the agents that can run here): each missing tool skips its runs."""
     chromium = None if args.no_browser else find_chromium()
-    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h != "chromium")
+    browsers = ("chromium", "browser-use")
+    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h not in browsers)
     if not args.no_browser and chromium is None:
-        console.print("Chromium not found: the browser agent's runs are skipped.")
+        console.print("Chromium not found: the browser agents' runs are skipped.")
+    if "browser-use" in harnesses and find_browser_use() is None:
+        console.print(
+            "browser-use not installed: its runs are skipped (scripts/setup.sh --with-browser-use)."
+        )
+        harnesses = tuple(h for h in harnesses if h != "browser-use")
     if shutil.which("curl") is None:
         console.print("curl not found: the curl agent's runs are skipped.")
         harnesses = tuple(h for h in harnesses if h != "curl")
@@ -255,8 +270,11 @@ def _demo(args: argparse.Namespace) -> int:
     try:  # every check before the batch directory exists
         runs = load_plan(args.tasks, harnesses)
         judge = _judge_args(args, console)
+        agent_model = None
+        if args.agent_model:
+            agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
         batch = _new_batch(args.out, ts)
-    except (PlanError, JudgeUnavailable) as e:
+    except (PlanError, JudgeUnavailable, ModelUnavailable) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
     confdir = batch / ".mitmproxy"
@@ -269,7 +287,9 @@ def _demo(args: argparse.Namespace) -> int:
         f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
         highlight=False,
     )
-    setup = Setup(batch, [], confdir, ts, chromium)
+    setup = Setup(
+        batch, [], confdir, ts, chromium, browser_use=find_browser_use(), agent_model=agent_model
+    )
     results, interrupted, site = _execute(runs, setup, workers)
     _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers, interrupted)
     if interrupted:

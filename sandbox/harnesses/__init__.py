@@ -32,12 +32,17 @@ class Harness:
     chromium: bool = True
 
 
-HARNESSES: dict[str, Harness] = {}
+BROWSER_USE = Harness(
+    name="browser-use",
+    kind="browser agent (Python, drives Chromium over CDP)",
+    model_apis=("openai-completions",),
+    needs="Chromium (the image's, from apt)",
+    version=(HERE / "browser_use" / "requirements.txt").read_text().strip(),
+    directory=HERE / "browser_use",
+    argv=("/opt/harness/browser-use/bin/python", "/opt/harness/browser-use/driver.py"),
+)
 
-
-def register(harness: Harness) -> Harness:
-    HARNESSES[harness.name] = harness
-    return harness
+HARNESSES: dict[str, Harness] = {h.name: h for h in (BROWSER_USE,)}
 
 
 def get_harness(name: str) -> Harness:
@@ -58,4 +63,4 @@ def harness_image(image: str, harness: str) -> str:
     return f"{repo}:{tag}-{harness}"
 
 
-__all__ = ["HARNESSES", "Harness", "get_harness", "harness_image", "register"]
+__all__ = ["BROWSER_USE", "HARNESSES", "Harness", "get_harness", "harness_image"]

@@ -12,13 +12,10 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sandbox.container.contract import AGENT_GID, AGENT_HOME, AGENT_OUT, AGENT_UID
+from sandbox.container.contract import AGENT_GID, AGENT_HOME, AGENT_NOFILE, AGENT_OUT, AGENT_UID
 
 _SIZE = re.compile(r"^(\d+)([kmg]?)$", re.IGNORECASE)
 _UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-NOFILE = 1 << 20
-"""Open files per process in the container (the proxy's connections); the agent gets
-AGENT_NOFILE, so all its processes together (pids limit x AGENT_NOFILE) stay below it."""
 
 
 def parse_size(text: str) -> int:
@@ -49,7 +46,6 @@ class Limits:
             "pids_limit": self.pids,
             "nano_cpus": int(self.cpus * 1e9),
             "shm_size": self.disk,
-            "ulimits": [{"Name": "nofile", "Soft": NOFILE, "Hard": NOFILE}],
             "tmpfs": {
                 "/tmp": f"size={self.disk},mode=1777,exec",
                 "/var/tmp": f"{small},mode=1777",
@@ -61,7 +57,7 @@ class Limits:
 
     def record(self) -> dict[str, Any]:
         """run-meta.json's sandbox.limits."""
-        return {**asdict(self), "nofile": NOFILE}
+        return {**asdict(self), "agent_nofile": AGENT_NOFILE}
 
 
-__all__ = ["NOFILE", "Limits", "parse_size"]
+__all__ = ["Limits", "parse_size"]

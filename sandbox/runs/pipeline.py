@@ -40,6 +40,8 @@ class RunJob:
     harness: str
     stop: threading.Event | None = None
     """Set on Ctrl-C (by a batch): the executor starts nothing more, or ends what it started."""
+    ts: str | None = None
+    """The run directory's timestamp; None: when it starts (the demo gives all its runs one)."""
 
     @property
     def stopping(self) -> bool:
@@ -113,7 +115,7 @@ class RunOutcome:
 
 def prepare(job: RunJob) -> PreparedRun:
     """A fresh run directory for the job (the task itself is loaded by `load`)."""
-    ts = stamp()
+    ts = job.ts or stamp()
     case = case_name(job.task_dir)
     run_dir = new_run_dir(job.out, job.harness, case, job.model, ts)
     return PreparedRun(job, run_dir, case, ts, time.time())
