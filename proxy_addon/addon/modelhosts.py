@@ -8,6 +8,7 @@ ever reach the model host (SPEC 3: a request goes only where its names lead).
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -34,6 +35,11 @@ def _authority(text: str) -> ModelHost | None:
     after_host = text[len(host) :]
     if after_host and (port is None or after_host != f":{port}"):
         return None  # a port that is not a number in range, or something after the host
+    if ":" in host and not host.startswith("["):
+        try:  # a bare IPv6 address, as a Host header never carries it
+            host = f"[{ipaddress.IPv6Address(host)}]"
+        except ValueError:
+            return None
     name = canonical_host(host)
     return (name, port) if name else None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 MAX_EVENT = 16 * 1024 * 1024
 """An event's data beyond this many bytes is dropped whole (the parser's memory stays bounded)."""
 
+_BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(rb"\r\n|\r|\n")
 
 
@@ -40,13 +41,15 @@ class SseParser:
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Parse chunk; the events whose blank line it holds, in order."""
-        if not self._started and chunk:
-            self._started = True
-            if chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
         buf = self._pending
         scan = max(len(buf) - 1, 0)  # the pending line holds no line break but a final CR
         buf += chunk
+        if not self._started:
+            if len(buf) < 3 and _BOM.startswith(buf):
+                return []  # maybe a byte order mark, split
+            self._started = True
+            if buf.startswith(_BOM):
+                del buf[:3]
         events: list[SseEvent] = []
         start = 0
         for m in _EOL.finditer(buf, scan):
