@@ -405,4 +405,4 @@ class ClawbenchInterceptor:
         os.write(self._log_fd, line)
 
 
-addons = [ClawbenchInterceptor(), ClawbenchModelTraffic()]
+addons = [ClawbenchModelTraffic(), ClawbenchInterceptor()]  # usage.json before .proxy-ready

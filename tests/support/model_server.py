@@ -268,7 +268,11 @@ def start_model_server(host: str = "127.0.0.1") -> ModelServer:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"raw": raw.decode("utf-8", "replace")}
             with lock:
                 srv.calls.append(
                     ModelCall(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
