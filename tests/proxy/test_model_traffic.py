@@ -23,13 +23,8 @@ import pytest
 from proxy_addon.addon.launcher import ProxyStartError, start_proxy
 from proxy_addon.records.usage import AgentUsage, ModelCallLine, ModelUsage, read_usage
 from tests.proxy.conftest import SHOP, Run, write_task
-from tests.support.model_server import (
-    GATE_TIMEOUT,
-    ModelReply,
-    ModelServer,
-    sse_frames,
-    start_model_server,
-)
+from tests.support.model_replies import ModelReply, sse_frames
+from tests.support.model_server import GATE_TIMEOUT, ModelServer, start_model_server
 from tests.support.upstream import Upstream
 
 try:
