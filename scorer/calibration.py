@@ -1,16 +1,14 @@
-"""The judge calibration set: labelled intercepted requests, their loader, and a judge's score.
+"""The judge calibration set: labelled requests, their loader, and how a judge scores on them.
 
-A set is a directory of `NN-slug.json` files (test-cases/judge-calibration/README.md documents
-the format). Each file holds one task (the instruction and optional judge_context the judge is
-given) and its cases: a recorded request, the label a strict grader gives it, the kind of case
-and why. `metrics` compares a judge's verdicts with the labels; a verdict of None (a judge
-error or an unparseable reply) counts as the wrong answer, never as a pass or a skip, so errors
-lower every figure and are reported apart as n_errors.
+Format: test-cases/judge-calibration/README.md. A verdict of None (judge error, unparseable
+reply) counts as the wrong answer, never as a pass or a skip: errors lower every figure and are
+reported apart as n_errors.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,27 +107,28 @@ class CalibrationError(ValueError):
 
 
 def _field(loc: Iterable[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    out = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     return out or "(top level)"
 
 
+_FIXES = {
+    "extra_forbidden": "unknown key (remove it or check its spelling against the README's format)",
+    "missing": "required key is missing (add it)",
+    "string_too_short": "must not be empty (write it)",
+    "too_short": "must hold at least one case (add one)",
+    "string_pattern_mismatch": "must not contain whitespace (use e.g. 07-pizza-order/neg-quantity)",
+}
+
+
 def _fix(err: Any) -> str:
-    kind, msg = err["type"], err["msg"]
-    if kind == "extra_forbidden":
-        return "unknown key (remove it or check its spelling against the README's format)"
-    if kind == "missing":
-        return "required key is missing (add it)"
+    kind, msg, found = err["type"], err["msg"], json.dumps(err.get("input"), default=str)[:60]
+    if kind in _FIXES:
+        return _FIXES[kind]
     if kind == "literal_error":
-        return f"{msg}, got {json.dumps(err.get('input'), default=str)}"
-    if kind == "string_too_short":
-        return "must not be empty (write it)"
-    if kind == "too_short":
-        return "must hold at least one case (add one)"
-    if kind == "string_pattern_mismatch":
-        return "must not contain whitespace (use e.g. 07-pizza-order/neg-quantity)"
-    return f"{msg} (fix the value)"
+        return f"{msg}, got {found} (use one of those)"
+    if kind.endswith("_type"):
+        return f"{msg}, got {found} (write the JSON type the README gives)"
+    return f"{msg.removeprefix('Value error, ')} (fix the value)"
 
 
 def load_file(path: Path) -> CalibrationTask:
@@ -141,8 +140,8 @@ def load_file(path: Path) -> CalibrationTask:
     except UnicodeDecodeError as e:
         raise CalibrationError(path, "", "not UTF-8 text (save the file as UTF-8)") from e
     except json.JSONDecodeError as e:
-        where = f"line {e.lineno} column {e.colno}"
-        raise CalibrationError(path, "", f"invalid JSON at {where}: {e.msg}") from e
+        at = f"line {e.lineno} column {e.colno}"
+        raise CalibrationError(path, "", f"invalid JSON at {at}: {e.msg}") from e
     if not isinstance(data, dict):
         raise CalibrationError(path, "", 'must be a JSON object {"task": ..., "cases": [...]}')
     try:
@@ -156,24 +155,19 @@ def load_file(path: Path) -> CalibrationTask:
 def load_set(path: Path) -> list[CalibrationTask]:
     """Load a calibration set: a directory of *.json files (sorted by name) or one file."""
     path = Path(path)
-    if path.is_dir():
-        files = sorted(p for p in path.glob("*.json") if p.is_file())
-        if not files:
-            raise CalibrationError(path, "", "no *.json files here (give the set's directory)")
-    elif path.exists():
-        files = [path]
-    else:
+    if not path.exists():
         raise CalibrationError(path, "", "no such file or directory")
+    files = sorted(p for p in path.glob("*.json") if p.is_file()) if path.is_dir() else [path]
+    if not files:
+        raise CalibrationError(path, "", "no *.json files here (give the set's directory)")
     tasks, seen = [], {}
     for file in files:
-        task = load_file(file)
+        tasks.append(task := load_file(file))
         for i, case in enumerate(task.cases):
-            where = f"{file.name} cases[{i}]"
             if case.id in seen:
                 fix = f"duplicate id {case.id!r}, first in {seen[case.id]} (give each its own)"
                 raise CalibrationError(file, f"cases[{i}].id", fix)
-            seen[case.id] = where
-        tasks.append(task)
+            seen[case.id] = f"{file.name} cases[{i}]"
     return tasks
 
 
@@ -212,11 +206,8 @@ def metrics(labels: Sequence[bool], predictions: Sequence[bool | None]) -> Calib
     if len(labels) != len(predictions):
         raise ValueError(f"{len(labels)} labels but {len(predictions)} predictions")
     effective = [(not y) if p is None else p for y, p in zip(labels, predictions, strict=True)]
-    pairs = list(zip(labels, effective, strict=True))
-    tp = sum(y and p for y, p in pairs)
-    tn = sum(not y and not p for y, p in pairs)
-    fp = sum(not y and p for y, p in pairs)
-    fn = sum(y and not p for y, p in pairs)
+    table = Counter(zip(labels, effective, strict=True))
+    tp, fn, fp, tn = table[True, True], table[True, False], table[False, True], table[False, False]
     return CalibrationMetrics(
         n=len(labels),
         n_errors=sum(p is None for p in predictions),
@@ -261,6 +252,8 @@ def render_report(
     judge: str = "",
 ) -> str:
     """Plain text: overall metrics, a row per kind, then every miss with the judge's reason."""
+    if reasons is not None and len(reasons) != len(cases):
+        raise ValueError(f"{len(cases)} cases but {len(reasons)} reasons")
     m = metrics([c.label for c in cases], predictions)
     lines = [
         f"Judge calibration{f' of {judge}' if judge else ''}: {m.n} cases, "
@@ -274,17 +267,14 @@ def render_report(
     for kind, k in metrics_by_kind(cases, predictions).items():
         right = k.tp + k.tn
         lines.append(f"{kind:<28} {k.n:>4} {right:>6} {k.n_errors:>7} {_num(k.accuracy):>9}")
-    misses = [
-        (i, c) for i, c in enumerate(cases) if predictions[i] is None or predictions[i] != c.label
-    ]
+    misses = [(i, c) for i, c in enumerate(cases) if predictions[i] != c.label]
     lines += ["", f"Misses: {len(misses)}"]
     for i, case in misses:
         lines.append(
             f"- {case.id} [{case.kind}] label {_verdict(case.label)}, "
             f"judge {_verdict(predictions[i])}"
         )
-        reason = reasons[i] if reasons is not None else None
-        if reason:
+        if reasons is not None and (reason := reasons[i]):
             lines.append(f"    judge: {' '.join(reason.split())}")
         lines.append(f"    why:   {case.why}")
     return "\n".join(lines) + "\n"
