@@ -27,6 +27,7 @@ from proxy_addon.addon.modelhosts import (
 )
 from proxy_addon.addon.requestlog import printable
 from proxy_addon.addon.usage import UsageReader, UsageTee
+from proxy_addon.matching.bodies import Unevaluable, decode_content
 from proxy_addon.matching.urls import url_origin, url_path
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
@@ -49,14 +50,21 @@ def is_model_call(flow: http.HTTPFlow) -> bool:
     return MODEL_CALL in flow.metadata
 
 
+_REQUEST_MODEL_LIMIT = 16 * 1024 * 1024
+
+
 def _requested_model(request: http.Request) -> str | None:
-    # Only when the reply names no model (an error reply): the request body's "model".
+    # Only when the reply names no model (an error reply): the request body's "model", decoded
+    # within a bound (the agent sends it; a decompression bomb must not take the proxy down).
+    raw = request.raw_content
+    if not raw or len(raw) > _REQUEST_MODEL_LIMIT:
+        return None
+    try:
+        body = decode_content(raw, request.headers.get("content-encoding"), _REQUEST_MODEL_LIMIT)
+    except Unevaluable:
+        return None
     reader = UsageReader()
-    if request.raw_content and len(request.raw_content) <= 16 * 1024 * 1024:
-        try:
-            reader.see_json(request.get_content(strict=False) or b"")
-        except ValueError:  # an unknown or broken Content-Encoding
-            return None
+    reader.see_json(body)
     return reader.model
 
 

@@ -65,13 +65,12 @@ def _openai(run: Run) -> openai.OpenAI:
     )
 
 
-def _anthropic_stream(run: Run, scheme: str = "http", http2: bool = False) -> list[str]:
-    verify = ssl.create_default_context(cafile=str(run.proxy.ca_cert))
-    with httpx.Client(proxy=run.proxy.url, verify=verify, http2=http2, timeout=20) as client:
-        body = {"model": "claude-x", "max_tokens": 64, "stream": True,
-                "messages": [{"role": "user", "content": PROMPT}]}  # fmt: skip
-        headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
-        url = f"{scheme}://{MODEL}/v1/messages"
+def _anthropic_stream(run: Run) -> list[str]:
+    body = {"model": "claude-x", "max_tokens": 64, "stream": True,
+            "messages": [{"role": "user", "content": PROMPT}]}  # fmt: skip
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+    with httpx.Client(proxy=run.proxy.url, timeout=20) as client:
+        url = f"http://{MODEL}/v1/messages"
         with client.stream("POST", url, json=body, headers=headers) as resp:
             assert resp.status_code == 200
             return [line for line in resp.iter_lines() if line.startswith("event: ")]
@@ -91,9 +90,9 @@ def _lines(run: Run, count: int) -> list[ModelCallLine]:
 def _usage(run: Run, calls: int) -> AgentUsage | None:
     """usage.json once it counts calls (written right after each call's line)."""
     deadline = time.monotonic() + 5
-    while (usage := read_usage(run.data / "usage.json")) is None or usage.calls < calls:
-        if time.monotonic() > deadline:
-            break
+    while ((usage := read_usage(run.data / "usage.json")) is None or usage.calls < calls) and (
+        time.monotonic() < deadline
+    ):
         time.sleep(0.02)
     return usage
 
@@ -103,13 +102,11 @@ def _expected(replies: list[tuple[ModelReply, bool]]) -> AgentUsage:
     models: dict[str, ModelUsage] = {}
     for reply, reported in replies:
         m = models.setdefault(reply.model, ModelUsage())
-        m.calls += 1
-        if reported:
-            m.input_tokens += reply.usage[0]
-            m.output_tokens += reply.usage[1]
-            m.cached_tokens += reply.usage[2]
-        else:
-            m.calls_without_usage += 1
+        inp, out, cached = reply.usage if reported else (0, 0, 0)
+        m.calls, m.calls_without_usage = m.calls + 1, m.calls_without_usage + (not reported)
+        m.input_tokens, m.output_tokens, m.cached_tokens = (
+            m.input_tokens + inp, m.output_tokens + out, m.cached_tokens + cached
+        )  # fmt: skip
     return AgentUsage(calls=len(replies), models=models)
 
 
@@ -203,10 +200,8 @@ def test_stream_reaches_the_agent_event_by_event(
                 assert resp.headers.get("content-encoding") == encoding
                 chunks = resp.iter_raw()
                 first = next(chunks)  # arrives while the server still holds the rest
-                started = time.monotonic()
                 gate.set()
                 wire = first + b"".join(chunks)
-            assert time.monotonic() - started < GATE_TIMEOUT / 2
             assert model_server.gate_timeouts == 0, encoding
             assert _decoded(encoding, wire) == b"".join(sse_frames("/v1/messages", reply, body))
             total += 1
