@@ -28,6 +28,7 @@ except ImportError:  # mitmdump puts only this file's directory on sys.path
 from mitmproxy import ctx, exceptions, http, tcp, udp
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
+from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
 from proxy_addon.addon.options import (
     block_response,
     check_options,
@@ -248,6 +249,10 @@ class ClawbenchInterceptor:
             return
         if flow.response is not None:
             return
+        if is_model_call(flow):  # the agent's LLM call (clawbench_model_hosts): never a commit
+            if self.routes:
+                self._route(flow.request)
+            return
         req = flow.request
         urls = candidate_urls(req.scheme, host_header(req), req.host, req.port, req.path)
         raw = req.raw_content or b""
@@ -300,7 +305,7 @@ class ClawbenchInterceptor:
         # matched, it is the commit request and must be credited, body unverified. (Checked
         # here rather than in a requestheaders hook: one hook less on every request.) Either
         # way it was a request the agent sent, so it gets its line in requests.jsonl.
-        if _DONE in flow.metadata or self.matcher is None:
+        if _DONE in flow.metadata or self.matcher is None or is_model_call(flow):
             return
         if flow.error is None or "body_size_limit" not in flow.error.msg:
             return
@@ -400,4 +405,4 @@ class ClawbenchInterceptor:
         os.write(self._log_fd, line)
 
 
-addons = [ClawbenchInterceptor()]
+addons = [ClawbenchModelTraffic(), ClawbenchInterceptor()]  # usage.json before .proxy-ready
