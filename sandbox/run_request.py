@@ -86,6 +86,12 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
         env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
+        # the model's calls pass the proxy like everything else: counted, never matched
+        hosts = mitm.get("clawbench_model_hosts", [])
+        mitm["clawbench_model_hosts"] = [
+            *([hosts] if isinstance(hosts, str) else hosts),
+            model.host,
+        ]
     return RunRequest(
         task_dir=task_dir,
         agent=agent,

@@ -58,7 +58,7 @@ from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
 AGENT_OOM_SCORE = 1000  # the OOM killer takes the agent first (the proxy keeps 0)
-AGENT_LOG_LIMIT = 64 * 1024 * 1024
+AGENT_LOG_LIMIT = 32 * 1024 * 1024  # below what the runner copies out of each file
 IPV6_SETTLE_S = 3.0
 
 

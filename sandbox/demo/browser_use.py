@@ -45,6 +45,7 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     route: str
+    model_host: str
 
 
 def _route(base_url: str) -> str:
@@ -69,7 +70,7 @@ def launch(
             "CLAWBENCH_AGENT_MAX_STEPS": "8",
             "CLAWBENCH_TIME_LIMIT_S": str(int(TIME_LIMIT_S)),
         }
-        yield Launch([python, str(DRIVER)], env, _route(model.base_url))
+        yield Launch([python, str(DRIVER)], env, _route(model.base_url), model.host)
     finally:
         if server is not None:
             server.shutdown()

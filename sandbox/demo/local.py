@@ -213,7 +213,10 @@ class LocalExecutor:
                 run.run_dir / "task.json",
                 data,
                 confdir=self.setup.confdir,
-                options={"clawbench_route": routes},
+                options={
+                    "clawbench_route": routes,
+                    "clawbench_model_hosts": [how.model_host] if how else [],
+                },
                 log_path=data / "mitmdump.log",
                 quiet=False,
             )

@@ -17,7 +17,7 @@ import pytest
 
 from proxy_addon.records.interception import read_interception
 from proxy_addon.records.runmeta import read_run_meta
-from sandbox.container.contract import AGENT_UID
+from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID
 from sandbox.host.executor import RunRequest, run_task
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
@@ -73,8 +73,10 @@ def test_the_agent_is_no_host_account_and_its_limits_hold(
         "cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null; "
         "cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null; "
         "df -B1 --output=target,size /tmp /home/agent /dev/shm | tail -n +2; "
-        # everywhere on the container's root the agent could write: nowhere
-        "echo writable: $(find / -xdev -writable 2>/dev/null | grep -v '^/proc' | head -5)"
+        # everywhere on the container's root the agent could write: nowhere but the mount
+        # points of its own tmpfs (symlinks to /dev/null are not places)
+        "echo writable: $(find / -xdev ! -type l -writable 2>/dev/null "
+        f"| grep -v -x {' '.join(f'-e {m}' for m in AGENT_MOUNTS)} | head -5)"
     )
     outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path, probe)
     assert outcome.ending.category == "model_not_intercepted", outcome.ending
