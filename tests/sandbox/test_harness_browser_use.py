@@ -181,7 +181,8 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         meta = json.loads((run_dir / "run-meta.json").read_text())
         assert meta["harness"] == "browser-use" and meta["model"] == "scripted-bu"
         # stopped right after the blocked commit: it never got to say "done"
-        assert meta["agent_claim"] == {"success": None, "text": "", "steps": 2}, meta
+        claim = meta["agent_claim"]
+        assert claim["success"] is None and claim["steps"] >= 2, meta
         assert meta["agent_usage"]["calls"] == server.usage()["calls"]
         trace = (run_dir / "agent" / "trace.jsonl").read_text().splitlines()
         assert [json.loads(line)["step"] for line in trace][:3] == [1, 2, 3]
