@@ -24,7 +24,9 @@ CONF_DIR = f"{ROOT}/mitmproxy"  # proxy 0700: the CA key
 LOG_DIR = f"{ROOT}/logs"  # root 0700: agent.log, mitmdump.log, submit.log
 REPORT = f"{ROOT}/report.json"
 AGENT_DIR = f"{ROOT}/agent"  # root 0755: what the agent may read
-AGENT_OUT = f"{ROOT}/agent-out"  # agent 0700: a harness's own trace, copied to the run's agent/
+AGENT_OUT = f"{ROOT}/agent-out"  # agent 0700, tmpfs: a harness's own trace ...
+AGENT_TRACE = f"{ROOT}/agent-trace"  # root 0700: ... kept from it when the agent stops (a tmpfs
+# is gone with the container), then copied to the run's agent/
 INSTRUCTION_FILE = f"{AGENT_DIR}/instruction.txt"
 SCRIPT_FILE = f"{AGENT_DIR}/script.json"
 UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"

@@ -33,6 +33,7 @@ from sandbox.container.contract import (
     AGENT_MOUNTS,
     AGENT_NOFILE,
     AGENT_OUT,
+    AGENT_TRACE,
     AGENT_USER,
     CONF_DIR,
     CONFIG,
@@ -53,12 +54,13 @@ from sandbox.container.contract import (
     SandboxReport,
     Timings,
 )
-from sandbox.container.processes import Account, capped_copy, spawn, stop
+from sandbox.container.processes import Account, capped_copy, keep_files, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
 AGENT_OOM_SCORE = 1000  # the OOM killer takes the agent first (the proxy keeps 0)
 AGENT_LOG_LIMIT = 32 * 1024 * 1024  # below what the runner copies out of each file
+AGENT_TRACE_LIMIT = 32 * 1024 * 1024  # of a harness's own trace, in all
 IPV6_SETTLE_S = 3.0
 
 
@@ -233,6 +235,9 @@ class Session:
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
         self.agent_log.join(5)
+        kept = keep_files(Path(AGENT_OUT), Path(AGENT_TRACE), AGENT_TRACE_LIMIT)
+        for line in kept[:20]:
+            say(f"agent trace: {line}")
         if reason in ("agent_exited", "time_limit_exceeded"):
             out_of = resources.exhausted(AGENT_MOUNTS)
             if out_of:

@@ -99,6 +99,28 @@ def capped_copy(fd: int, log: IO[bytes], limit: int) -> threading.Thread:
     return thread
 
 
+def keep_files(src: Path, dest: Path, limit: int) -> list[str]:
+    """Copy the regular files under src to dest (as root, after the agent stopped), limit bytes
+    in all; symlinks and special files are the agent's and stay behind. What was left out."""
+    left: list[str] = []
+    budget = limit
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink() or not path.is_dir():
+                left.append(f"{rel}: not a regular file")
+            continue
+        size = path.stat().st_size
+        if size > budget:
+            left.append(f"{rel}: {size} bytes, over what is kept ({limit} in all)")
+            continue
+        budget -= size
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        with path.open("rb") as f_in, (dest / rel).open("wb") as f_out:
+            f_out.write(f_in.read(size))
+    return left
+
+
 def pids_of(uid: int) -> list[int]:
     """Every live process whose real uid is uid (a setsid'd grandchild included)."""
     found = []

@@ -26,7 +26,7 @@ import docker.errors
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
-from sandbox.container.contract import AGENT_OUT, SandboxReport
+from sandbox.container.contract import AGENT_TRACE, SandboxReport
 from sandbox.host import docker_api as engine
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
@@ -169,7 +169,7 @@ class DockerExecutor:
             problems += [p for p in skipped if "not in the container" not in p]
         engine.fetch(container, "/clawbench/report.json", data / "sandbox.json")
         if self.req.agent.kind == "harness":
-            agent_out = engine.fetch(container, AGENT_OUT, run.run_dir / "agent", AGENT_OUT_LIMIT)
+            agent_out = engine.fetch(container, AGENT_TRACE, run.run_dir / "agent", AGENT_OUT_LIMIT)
             problems += [p for p in agent_out if "not in the container" not in p]
         write_bytes_atomic(data / "container.log", container.logs(stdout=True, stderr=True))
 

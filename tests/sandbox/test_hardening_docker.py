@@ -136,8 +136,9 @@ def test_a_huge_commit_body_is_blocked_and_credited_and_the_proxy_survives(
 ) -> None:
     before = len(internet.log())
     send = (
+        # streamed (chunked): curl's --data-binary would hold the whole GiB in its own memory
         "head -c 1073741824 /dev/zero | curl -sS --max-time 60 -o /dev/null -X POST "
-        "-H 'Content-Type: application/json' --data-binary @- "
+        "-H 'Content-Type: application/json' -T - "
         "https://shop.clawbench.test/api/checkout; echo sent"
     )
     outcome, _ = _run(docker_client, internet, sandbox_image, tmp_path, send, "shop-checkout")
