@@ -18,10 +18,12 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 import pytest
@@ -33,7 +35,7 @@ from sandbox.agentview import instruction_text
 from sandbox.container.trust import client_env
 from sandbox.demo.site import DemoSite, Received
 from sandbox.scripted_models.anthropic_messages import ScriptedAnthropic
-from sandbox.scripted_models.anthropic_script import Script, load_script
+from sandbox.scripted_models.anthropic_script import Script, load_script, script_from_json
 from tests.conftest import ROOT, TEST_CASES, require
 
 pytestmark = pytest.mark.chromium
@@ -112,9 +114,17 @@ class Outcome:
 
 
 def run_harness(
-    script: Script, tmp_path: Path, prefix: Path, home: Path, confdir: Path, chromium: str
+    script: Script,
+    tmp_path: Path,
+    prefix: Path,
+    home: Path,
+    confdir: Path,
+    chromium: str,
+    time_limit: float = 150,
+    sigterm_after: float | None = None,
 ) -> Outcome:
-    """Site, model server and proxy up; the driver run once; everything stopped again."""
+    """Site, model server and proxy up; the driver run once (SIGTERM'd after sigterm_after
+    seconds, as the sandbox stops an agent); everything stopped again."""
     key = f"sk-ant-clawbench-test-{secrets.token_hex(12)}"
     instruction = instruction_text(load_task(TASK_DIR / "task.json"))
     out, data = tmp_path / "agent", tmp_path / "data"
@@ -140,9 +150,15 @@ def run_harness(
             "CLAWBENCH_AGENT_API_KEY": key,
         }
         argv = [python3, str(DRIVER), "--out", str(out), "--max-turns", "12"]
-        argv += ["--time-limit", "150", "--prefix", str(prefix), "--chromium", chromium]
+        argv += ["--time-limit", str(time_limit), "--prefix", str(prefix), "--chromium", chromium]
         try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=200)
+            proc = subprocess.Popen(argv, env=env, stdout=PIPE, stderr=PIPE, text=True)
+            try:
+                stdout, stderr = proc.communicate(timeout=sigterm_after)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGTERM)
+            stdout, stderr = proc.communicate(timeout=200)
+            done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
         finally:
             proxy.stop()
         return Outcome(out, data, done, site.received, model.snapshot(), key)
@@ -218,3 +234,28 @@ def test_curl_commit_from_the_bash_tool_is_blocked_and_credited(
     result = check_common(outcome, script)
     assert result["tool_calls"] == {"Bash": 1}
     assert outcome.interception().request.headers.get("user-agent", "").startswith("curl/")
+
+
+LONG_COMMAND = "python3 -c 'import time; time.sleep(90)'"  # Claude Code refuses a bare sleep
+SLEEPER = {"steps": [{"tool_use": [{"name": "Bash", "input": {"command": LONG_COMMAND}}]},
+                     {"text": "Done.\nTASK_STATUS: success"}]}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["time_limit", "sigterm"])
+def test_a_stopped_run_still_writes_its_result(
+    how: str, tmp_path: Path, prefix: Path, home: Path, confdir: Path, chromium: str
+) -> None:
+    """Past the time limit, or on SIGTERM (the sandbox's stop), the driver ends Claude Code and
+    what it started and still writes result.json, with no claim of success."""
+    limit, term = (7.0, None) if how == "time_limit" else (150.0, 3.0)
+    outcome = run_harness(
+        script_from_json(SLEEPER), tmp_path, prefix, home, confdir, chromium, limit, term
+    )
+    result = outcome.result()
+    assert result["stopped"] == how
+    assert result["success"] is None and result["error"] and result["steps"] == 1
+    assert result["duration_s"] < 15
+    assert outcome.model["steps_taken"] == 1
+    assert not (outcome.data / "interception.json").exists()
+    left = subprocess.run(["pgrep", "-f", "time.sleep.90"], capture_output=True, text=True).stdout
+    assert left == "", f"processes left behind: {left}"

@@ -48,6 +48,7 @@ class Transcript:
         self.last_text = ""
         self.tool_calls: Counter[str] = Counter()
         self.tool_errors = 0
+        self.turns: set[str] = set()
         self.lines = 0
         self.unparsed = 0
 
@@ -73,7 +74,10 @@ class Transcript:
         elif kind == "result":
             self.final = event
         elif kind in ("assistant", "user"):
-            content = (event.get("message") or {}).get("content")
+            message = event.get("message") or {}
+            if kind == "assistant" and message.get("id"):
+                self.turns.add(str(message["id"]))  # one event per block: count messages
+            content = message.get("content")
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict):
                     continue
@@ -102,7 +106,7 @@ class Transcript:
             "version": f"claude-code {cc}, playwright-mcp {mcp}",
             "success": claim_of(text or ""),
             "text": text or "",
-            "steps": final.get("num_turns"),
+            "steps": final.get("num_turns", len(self.turns)),
             "error": error,
             "model": model,
             "claude_code_version": self.init.get("claude_code_version") or cc,
