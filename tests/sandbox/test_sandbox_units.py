@@ -19,18 +19,18 @@ from proxy_addon.records.layout import find_task_dirs, new_run_dir, run_dir_name
 from proxy_addon.records.outcome import Stopped, classify
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import load_task, parse_task
-from sandbox.agents.script import ScriptError, load_script
+from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
-from sandbox.agentview import agent_view, instruction_text, needs_submit_page
 from sandbox.cli import main as cli_main
 from sandbox.container import firewall
+from sandbox.container.contract import SandboxReport, Timings
 from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
 from sandbox.container.trust import agent_env
-from sandbox.contract import SandboxReport, Timings
-from sandbox.engine import FileEntry, files_tar
-from sandbox.image import build_context
-from sandbox.runrecord import redact_command
+from sandbox.host.docker_api import FileEntry, files_tar
+from sandbox.host.image import build_context
+from sandbox.runs.agentview import agent_view, instruction_text, needs_submit_page
+from sandbox.runs.record import redact_command
 from tests.support.upstream import start_upstream
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -549,7 +549,7 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
 
 
 def test_mitm_set_repeated_key_becomes_a_list() -> None:
-    from sandbox.cli import _mitm_options
+    from sandbox.run_request import _mitm_options
 
     assert _mitm_options(["a=1", "r=x=http://h:1", "r=y=http://h:2"]) == {
         "a": "1",
