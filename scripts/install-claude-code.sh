@@ -7,11 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:-.venv/claude-code}
-CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.332}
-PLAYWRIGHT_MCP_VERSION=${PLAYWRIGHT_MCP_VERSION:-0.0.86}
 mkdir -p "$prefix"
-PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$prefix" --no-audit --no-fund \
-    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
-    "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION"
+cp sandbox/harnesses/claude_code/package.json "$prefix/package.json"  # the pins
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$prefix" --no-audit --no-fund
 "$prefix/node_modules/.bin/claude" --version
 node "$prefix/node_modules/@playwright/mcp/cli.js" --version

@@ -9,11 +9,8 @@ the right order and fails the wrong one.
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import tarfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,12 +22,12 @@ from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import BROWSER_USE, harness_image
 from scorer.cli import main as score_main
 from tests.sandbox.conftest import CASES
+from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer
 from tests.support.judge_server import JudgeCall, start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 KEY = "sk-browser-use-test-0123456789"
 CASE = CASES / "form-order"
-MODEL_HOST = "model.clawbench.test"
 
 
 def _steps(qty: str) -> list[dict[str, Any]]:
@@ -62,60 +59,32 @@ def bu_image(docker_client, sandbox_image) -> str:
     return tag
 
 
-class ModelServer:
-    """The scripted model in a container of the sandbox image, reachable as MODEL_HOST."""
-
-    def __init__(self, client: Any, image: str, network: str, steps: list[dict[str, Any]]):
-        self.container = client.containers.create(
-            image,
-            entrypoint=[
-                "/opt/clawbench/venv/bin/python",
-                "-m",
-                "sandbox.scripted_models.openai_chat",
-                "--script",
-                "/script.json",
-                "--port",
-                "8000",
-            ],
-            network=network,
-            detach=True,
-        )
-        raw = io.BytesIO()
-        with tarfile.open(fileobj=raw, mode="w") as tar:
-            data = json.dumps(steps).encode()
-            info = tarfile.TarInfo("script.json")
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-        self.container.put_archive("/", raw.getvalue())
-        client.networks.get(network).disconnect(self.container)
-        client.networks.get(network).connect(self.container, aliases=[MODEL_HOST])
-        self.container.start()
-        deadline = time.monotonic() + 30
-        while b"scripted model on" not in self.container.logs():
-            assert time.monotonic() < deadline, self.container.logs()
-            time.sleep(0.2)
-
-    def usage(self) -> dict[str, Any]:
-        probe = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/usage').read().decode())"
-        out = self.container.exec_run(["/opt/clawbench/venv/bin/python", "-c", probe]).output
-        return json.loads(out)
-
-    def close(self) -> None:
-        self.container.remove(force=True)
-
-
 @pytest.fixture
 def model_server(docker_client, sandbox_image, internet) -> Iterator[Any]:
     servers: list[ModelServer] = []
 
     def start(steps: list[dict[str, Any]]) -> ModelServer:
-        server = ModelServer(docker_client, sandbox_image, internet.network_name, steps)
+        server = ModelServer(
+            docker_client,
+            sandbox_image,
+            internet.network_name,
+            "openai_chat",
+            steps,
+            b"scripted model on",
+            ("--host", "0.0.0.0"),
+        )
         servers.append(server)
         return server
 
     yield start
     for server in servers:
         server.close()
+
+
+def _usage(server: ModelServer) -> dict[str, Any]:
+    """What the scripted model reported (GET /usage inside its container)."""
+    probe = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/usage').read().decode())"
+    return json.loads(server.run(PYTHON, "-c", probe))
 
 
 def _models_yaml(tmp_path: Path) -> Path:
@@ -183,11 +152,16 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         # stopped right after the blocked commit: it never got to say "done"
         claim = meta["agent_claim"]
         assert claim["success"] is None and claim["steps"] >= 2, meta
-        assert meta["agent_usage"]["calls"] == server.usage()["calls"]
         trace = (run_dir / "agent" / "trace.jsonl").read_text().splitlines()
-        assert [json.loads(line)["step"] for line in trace][:3] == [1, 2, 3]
-        usage = server.usage()
+        assert [json.loads(line)["step"] for line in trace][:2] == [1, 2]
+        # what the proxy counted is what the model server reported
+        usage = _usage(server)
         assert usage["calls"] >= 3 and not usage["errors"], usage
+        (counted,) = meta["agent_usage"]["models"].values()
+        assert meta["agent_usage"]["calls"] == counted["calls"] == usage["calls"]
+        assert counted["input_tokens"] == usage["prompt_tokens"]
+        assert counted["output_tokens"] == usage["completion_tokens"]
+        assert counted["cached_tokens"] == usage["cached_tokens"]
         for path in run_dir.rglob("*"):
             if path.is_file():
                 assert KEY.encode() not in path.read_bytes(), path
