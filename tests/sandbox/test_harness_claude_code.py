@@ -25,6 +25,7 @@ from tests.sandbox.model_servers import MODEL_HOST, ModelServer
 pytestmark = pytest.mark.docker
 KEY = "sk-ant-claude-code-test-0123456789"
 CASE = CASES / "form-order"
+DONE = "Ordered.\nTASK_STATUS: success"
 BROWSER = {
     "steps": [
         {
