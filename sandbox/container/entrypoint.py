@@ -27,18 +27,22 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from sandbox.container import firewall, resources, trust
+from sandbox.container import firewall, trust
+from sandbox.container.agent import (
+    AGENT_LOG_LIMIT,
+    AGENT_OOM_SCORE,
+    aftermath,
+    agent_environment,
+    watch,
+)
 from sandbox.container.contract import (
     AGENT_HOME,
-    AGENT_MOUNTS,
     AGENT_NOFILE,
     AGENT_OUT,
-    AGENT_TRACE,
     AGENT_USER,
     CONF_DIR,
     CONFIG,
     DATA_DIR,
-    INSTRUCTION_FILE,
     LOG_DIR,
     MY_INFO,
     PROXY_USER,
@@ -54,13 +58,10 @@ from sandbox.container.contract import (
     SandboxReport,
     Timings,
 )
-from sandbox.container.processes import Account, capped_copy, keep_files, spawn, stop
+from sandbox.container.processes import Account, capped_copy, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
-AGENT_OOM_SCORE = 1000  # the OOM killer takes the agent first (the proxy keeps 0)
-AGENT_LOG_LIMIT = 32 * 1024 * 1024  # below what the runner copies out of each file
-AGENT_TRACE_LIMIT = 32 * 1024 * 1024  # of a harness's own trace, in all
 IPV6_SETTLE_S = 3.0
 
 
@@ -195,53 +196,31 @@ class Session:
     # -- the agent -------------------------------------------------------------------------------
 
     def run_agent(self) -> tuple[str, int | None]:
-        instruction = Path(INSTRUCTION_FILE).read_text(encoding="utf-8")
-        env = trust.agent_env(self.config.env, instruction, INSTRUCTION_FILE)
-        env.setdefault("CLAWBENCH_AGENT_OUT", AGENT_OUT)
-        env.setdefault("CLAWBENCH_TIME_LIMIT_S", str(int(self.config.time_limit_s)))
-        if self.config.submit_page:
-            env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
         read_end, write_end = os.pipe()  # the agent's output, kept up to AGENT_LOG_LIMIT
         agent = spawn(
             self.agent_account,
             self.config.agent.argv,
-            env=env,
+            env=agent_environment(self.config),
             cwd=AGENT_HOME,
             log=write_end,
             oom_score_adj=AGENT_OOM_SCORE,
             nofile=AGENT_NOFILE,
         )
         os.close(write_end)
-        self.agent_log = capped_copy(read_end, self._log("agent.log"), AGENT_LOG_LIMIT)
+        agent_log = capped_copy(read_end, self._log("agent.log"), AGENT_LOG_LIMIT)
         self.timings.agent_started = time.time()
         say(f"agent started ({self.config.agent.kind}), time limit {self.config.time_limit_s:.0f}s")
-        stop_file = Path(DATA_DIR) / ".stop-requested"
-        deadline = time.monotonic() + self.config.time_limit_s
-        reason = "time_limit_exceeded"
-        while time.monotonic() < deadline:
-            if stop_file.exists():
-                reason = "intercepted"
-                break
-            if agent.poll() is not None:
-                reason = "intercepted" if stop_file.exists() else "agent_exited"
-                break
-            if self.procs["proxy"].poll() is not None:
-                reason = "proxy_failed"
-                break
-            if self.interrupted:
-                reason = "interrupted"
-                break
-            time.sleep(POLL_S)
+        reason = watch(
+            agent,
+            self.procs["proxy"],
+            Path(DATA_DIR) / ".stop-requested",
+            self.config.time_limit_s,
+            lambda: self.interrupted,
+        )
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
-        self.agent_log.join(5)
-        kept = keep_files(Path(AGENT_OUT), Path(AGENT_TRACE), AGENT_TRACE_LIMIT)
-        for line in kept[:20]:
-            say(f"agent trace: {line}")
-        if reason in ("agent_exited", "time_limit_exceeded"):
-            out_of = resources.exhausted(AGENT_MOUNTS)
-            if out_of:
-                reason, self.detail = "agent_resources_exhausted", f"the agent ran out of {out_of}"
+        agent_log.join(5)
+        reason, self.detail = aftermath(reason, say)
         say(f"agent stopped: {reason} (exit code {code})")
         return reason, code
 
