@@ -3,7 +3,6 @@ what they resolve to (the task and its matcher, routes, the block response)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from mitmproxy import exceptions, http
 from proxy_addon.matching.bodies import MAX_DECODED
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.urls import split_authority
-from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
+from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 
 BLOCK_MODES = ("error", "respond")
 DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")
@@ -112,11 +111,6 @@ def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
         return path, task, Matcher(task.eval_schema)
     except TaskError as e:
         raise exceptions.OptionsError(f"clawbench: bad task: {e}") from e
-    except re.error as e:
-        raise exceptions.OptionsError(
-            f"clawbench: bad task: {path}: eval_schema.url_pattern does not compile: {e} "
-            f"({REGEX_FIX})"
-        ) from e
 
 
 def block_response(status: int, body: bytes, origin: str | None) -> http.Response:

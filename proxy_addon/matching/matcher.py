@@ -144,7 +144,7 @@ _NO_MATCH = MatchResult(False)
 
 @dataclass(slots=True)
 class Matcher:
-    """A compiled eval_schema; raises re.error for a pattern that does not compile."""
+    """A compiled eval_schema (EvalSchema has checked that url_pattern compiles)."""
 
     schema: EvalSchema
     _regex: re.Pattern[str] | None = field(init=False, default=None)
