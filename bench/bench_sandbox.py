@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from proxy_addon.records.runmeta import read_run_meta  # noqa: E402
-from sandbox.engine import connect  # noqa: E402
-from sandbox.payload import AgentChoice  # noqa: E402
-from sandbox.runner import RunRequest, run_task  # noqa: E402
+from sandbox.host.docker_api import connect  # noqa: E402
+from sandbox.host.executor import RunRequest, run_task  # noqa: E402
+from sandbox.host.payload import AgentChoice  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TASK = ROOT / "tests" / "sandbox" / "cases" / "quick-null"
@@ -56,8 +56,8 @@ def sandbox_phases(client: Any, image: str, out: Path) -> dict[str, float]:
     )
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     t = meta.model_extra["sandbox"]["timings"]
-    if outcome.verdict.category != "model_not_intercepted" or t["agent_started"] is None:
-        raise RuntimeError(f"benchmark run failed: {outcome.verdict}")
+    if outcome.ending.category != "model_not_intercepted" or t["agent_started"] is None:
+        raise RuntimeError(f"benchmark run failed: {outcome.ending}")
     return {
         "start_to_entrypoint": t["entrypoint_started"] - t["container_started"],
         "entrypoint_to_proxy_ready": t["proxy_ready"] - t["entrypoint_started"],

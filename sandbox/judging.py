@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sandbox.engine import EngineError
+from sandbox.host.docker_api import EngineError
 
 
 class JudgeUnavailable(EngineError):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proxy_addon.records.layout import find_task_dirs
 from proxy_addon.tasks.model import Task, TaskError, parse_task
 
 
@@ -48,22 +48,12 @@ class Corpus:
         return None
 
 
-def _task_files(root: Path) -> list[Path]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if "task.json" in filenames:
-            found.append(Path(dirpath) / "task.json")
-            dirnames[:] = []  # a task's own files (extra_info/) hold no tasks
-    return found
-
-
 def load_corpus(root: Path) -> Corpus:
     """Load every task under root; CorpusError on a bad task or a clashing slug."""
     if not root.is_dir():
         raise CorpusError(f"--tasks {root}: not a directory")
     corpus = Corpus(root)
-    for path in _task_files(root):
+    for path in (d / "task.json" for d in find_task_dirs(root)):
         try:
             raw = path.read_bytes()
             task = parse_task(json.loads(raw), path)

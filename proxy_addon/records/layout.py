@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from datetime import UTC, datetime
@@ -62,8 +63,17 @@ def _sort_key(case_dir: Path) -> tuple[int, int, str]:
     return (0, int(m.group(1)), case_dir.name) if m else (1, sys.maxsize, case_dir.name)
 
 
-def discover_cases(corpus: Path) -> list[Path]:
-    """Task directories of a corpus (each */task.json), in the reference's order (by task id)."""
-    if (corpus / "task.json").is_file():
-        return [corpus]
-    return sorted((p.parent for p in corpus.glob("*/task.json")), key=_sort_key)
+def find_task_dirs(root: Path) -> list[Path]:
+    """The task directories under root, at any depth, in the reference's order (by task id).
+
+    root itself when it holds task.json (or is one); hidden directories are skipped, and a task's
+    own directory is not searched further (its extra_info/ holds no tasks)."""
+    if root.is_file():
+        return [root.parent]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if "task.json" in filenames:
+            found.append(Path(dirpath))
+            dirnames[:] = []
+    return sorted(found, key=_sort_key)

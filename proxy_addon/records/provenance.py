@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -38,11 +39,13 @@ def git_sha(root: Path = _CHECKOUT) -> str | None:
 
 @functools.cache
 def provenance() -> dict[str, str | None]:
-    """{package_version, mitmproxy_version, git_sha}: each None when it cannot be known."""
+    """{package, package_version, mitmproxy_version, python_version, git_sha}: each None when
+    it cannot be known. Summaries and run-meta.json carry the same keys."""
     return {
         "package": "clawbench-intercept",
         "package_version": _version("clawbench-intercept"),
         "mitmproxy_version": _version("mitmproxy"),
+        "python_version": sys.version.split()[0],
         "git_sha": git_sha(),
     }
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from proxy_addon.records.layout import find_task_dirs
 from proxy_addon.tasks.model import (
     FROM_FILE,
     Task,
@@ -49,7 +50,7 @@ def find_task_files(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path]
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(p.rglob("task.json"))
+            found = [d / "task.json" for d in find_task_dirs(p)]
             if not found:
                 problems.append(
                     Finding(str(p), "", "no task.json under this directory", "pass a task dir")

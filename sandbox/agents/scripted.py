@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sandbox.agents.script import FilePart, ScriptedRequest, load_script
+from sandbox.agents.request_script import FilePart, ScriptedRequest, load_script
 
 
 def multipart(form: dict[str, str | list[str]], files: dict[str, FilePart], boundary: str) -> bytes:

@@ -28,9 +28,7 @@ from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
 from sandbox.container import firewall, trust
-from sandbox.container.processes import Account, spawn, stop
-from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
-from sandbox.contract import (
+from sandbox.container.contract import (
     AGENT_HOME,
     AGENT_USER,
     CONF_DIR,
@@ -52,6 +50,8 @@ from sandbox.contract import (
     SandboxReport,
     Timings,
 )
+from sandbox.container.processes import Account, spawn, stop
+from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
 IPV6_SETTLE_S = 3.0

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from proxy_addon.addon.launcher import ADDON
 from proxy_addon.records.interception import ProxyReady
-from sandbox.contract import (
+from sandbox.container.contract import (
     CONF_DIR,
     DATA_DIR,
     REGULAR_PORT,

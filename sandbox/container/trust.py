@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from sandbox.contract import AGENT_HOME, PROXY_URL
+from sandbox.container.contract import AGENT_HOME, PROXY_URL
 
 LOCAL_CRT = Path("/usr/local/share/ca-certificates/clawbench-mitmproxy.crt")
 CERTS_DIR = Path("/etc/ssl/certs")

@@ -15,29 +15,23 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.records.batchsummary import (
-    BatchJob,
-    BatchSummary,
-    now_iso,
-    status_of,
-    write_summary,
-)
+from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
-from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
-from sandbox.demo.plan import HARNESSES, MODEL, DemoRun, PlanError, load_plan
-from sandbox.demo.runs import RunResult, Setup, execute, find_chromium
+from sandbox.demo.local import RunResult, Setup, execute, find_chromium
+from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.site import HOSTS, DemoSite, Received
-from sandbox.image import REPO
+from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
+from sandbox.runs.batch import batch_summary, job_of, run_all
 from scorer.defaults import DEFAULT_JUDGE
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
@@ -107,28 +101,18 @@ def _batch_summary(
 ) -> None:
     jobs = []
     for r in results:
-        meta = read_run_meta(r.run_dir / "run-meta.json")
-        jobs.append(
-            BatchJob(
-                model=MODEL,
-                case=r.run.slug,
-                status=status_of(meta),
-                duration_seconds=round(r.duration),
-                run_dir=str(r.run_dir.relative_to(batch)),
-                result_category=meta.result_category,
-            )
-        )
-    harnesses = sorted({r.run.harness for r in results})
-    summary = BatchSummary(
+        job = job_of(r.run_dir, MODEL, r.run.slug)
+        job.run_dir = str(r.run_dir.relative_to(batch))
+        jobs.append(job)
+    summary = batch_summary(
         started_at=started,
-        finished_at=now_iso(),
-        elapsed_seconds=round(time.monotonic() - t0),
-        max_concurrent=workers,
-        harness=",".join(harnesses),
+        elapsed_s=time.monotonic() - t0,
+        concurrency=workers,
+        harness=",".join(sorted({r.run.harness for r in results})),
         image="none (clawbench-demo runs on the host)",
-        corpus=str(corpus),
-        interrupted=interrupted,
+        corpus=corpus,
         jobs=jobs,
+        interrupted=interrupted,
     )
     write_summary(batch, summary)
 
@@ -154,7 +138,11 @@ RUN_FILES = ("interception.json", "requests.jsonl", "judge.json", "mitmdump.log"
 
 def files_written(batch: Path, ts: str) -> str:
     """Where the demo's files are: only those written (judge.json only when a judge ran)."""
-    top = [n for n in ("batch-summary.json", "rescore-summary.json") if (batch / n).is_file()]
+    top = [
+        n
+        for n in ("batch-summary.json", "rescore-summary.json", "report.html")
+        if (batch / n).is_file()
+    ]
     runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
     data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
     per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
@@ -178,22 +166,8 @@ def _run_all(runs: list[DemoRun], setup: Setup, workers: int) -> tuple[list[RunR
     """Every run, workers at a time: (results, interrupted). On Ctrl-C or SIGTERM no new run
     starts and each run in flight ends its agent's session and its mitmdump before this returns
     (a second Ctrl-C does not cut that short)."""
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="demo-run")
-    futures = [pool.submit(execute, run, setup) for run in runs]
-    interrupted = False
-    try:
-        for future in futures:
-            future.result()
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        setup.stop.set()  # also when a run failed: the others stop, nothing is left behind
-        while True:
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-                break
-            except KeyboardInterrupt:
-                interrupted = True
+    futures, interrupted = run_all(runs, lambda run: execute(run, setup), workers, setup.stop)
+    setup.stop.set()
     done = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
     return [f.result() for f in done], interrupted
 
@@ -210,8 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _demo(args: argparse.Namespace) -> int:
-    console = Console()
+def _agents(args: argparse.Namespace, console: Console) -> tuple[str | None, tuple[str, ...]]:
+    """(Chromium's path, the agents that can run here): each missing tool skips its runs."""
     chromium = None if args.no_browser else find_chromium()
     harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h != "chromium")
     if not args.no_browser and chromium is None:
@@ -219,6 +193,64 @@ def _demo(args: argparse.Namespace) -> int:
     if shutil.which("curl") is None:
         console.print("curl not found: the curl agent's runs are skipped.")
         harnesses = tuple(h for h in harnesses if h != "curl")
+    return chromium, harnesses
+
+
+@dataclass
+class _Site:
+    """What the demo site saw: the commits that reached it (must be none) and the counts."""
+
+    leaked: list[str]
+    demo_hosts: int
+    others: int
+
+
+def _execute(
+    runs: list[DemoRun], setup: Setup, workers: int
+) -> tuple[list[RunResult], bool, _Site]:
+    """Every run against the demo site: (results, interrupted, what the site saw)."""
+    with DemoSite() as site:
+        setup = replace(setup, routes=site.routes)
+        results, interrupted = _run_all(runs, setup, workers)
+        leaked = commits_reaching_site(site.received, runs)
+        demo_hosts = sum(r.host in HOSTS for r in site.received)
+    return results, interrupted, _Site(leaked, demo_hosts, len(site.received) - demo_hosts)
+
+
+def _show_site(console: Console, site: _Site) -> None:
+    console.print(
+        f"The demo site received {site.demo_hosts} requests for the demo hosts (page views, "
+        f"cart, previews; commit requests among them: {len(site.leaked)}) and {site.others} for "
+        "other hosts (the browser's own background traffic, answered here instead of by the "
+        "internet).",
+        highlight=False,
+    )
+    for line in site.leaked:
+        console.print(f"[red]reached the site: {line}[/]")
+    console.print(
+        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
+        "would not have seen their requests.",
+        highlight=False,
+    )
+
+
+def _score(console: Console, batch: Path, judge: list[str]) -> int:
+    """clawbench-score on the batch (its table is printed), then the HTML report."""
+    from scorer.cli import main as score
+    from scorer.html_report import load_report, write_report
+
+    console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
+    scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
+    if scored == 0:
+        out = batch / "report.html"
+        write_report(load_report([batch], out), out, "ClawBench demo")
+        console.print(f"Report: {out}", highlight=False)
+    return scored
+
+
+def _demo(args: argparse.Namespace) -> int:
+    console = Console()
+    chromium, harnesses = _agents(args, console)
     t0, started, ts = time.monotonic(), now_iso(), stamp()
     try:  # every check before the batch directory exists
         runs = load_plan(args.tasks, harnesses)
@@ -237,12 +269,8 @@ def _demo(args: argparse.Namespace) -> int:
         f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
         highlight=False,
     )
-    with DemoSite() as site:
-        setup = Setup(batch, site.routes, confdir, ts, chromium)
-        results, interrupted = _run_all(runs, setup, workers)
-        leaked = commits_reaching_site(site.received, runs)
-        demo_hosts = sum(r.host in HOSTS for r in site.received)
-        others = len(site.received) - demo_hosts
+    setup = Setup(batch, [], confdir, ts, chromium)
+    results, interrupted, site = _execute(runs, setup, workers)
     _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers, interrupted)
     if interrupted:
         print(
@@ -252,23 +280,8 @@ def _demo(args: argparse.Namespace) -> int:
         )
         return 130
     _show_runs(console, results, batch)
-    console.print(
-        f"The demo site received {demo_hosts} requests for the demo hosts (page views, cart, "
-        f"previews; commit requests among them: {len(leaked)}) and {others} for other hosts "
-        "(the browser's own background traffic, answered here instead of by the internet).",
-        highlight=False,
-    )
-    for line in leaked:
-        console.print(f"[red]reached the site: {line}[/]")
-    console.print(
-        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
-        "would not have seen their requests.",
-        highlight=False,
-    )
-    from scorer.cli import main as score
-
-    console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
-    scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
+    _show_site(console, site)
+    scored = _score(console, batch, judge)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
@@ -277,7 +290,7 @@ def _demo(args: argparse.Namespace) -> int:
         console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
     if scored == 130:  # the scorer was interrupted and said so; its verdicts so far are kept
         return 130
-    return 0 if not unexpected and not leaked and scored == 0 else 1
+    return 0 if not unexpected and not site.leaked and scored == 0 else 1
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.cli import commits_reaching_site
-from sandbox.demo.plan import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
-from sandbox.demo.runs import find_chromium
+from sandbox.demo.local import find_chromium
+from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.site import Received
 from tests.conftest import TEST_CASES, require
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
@@ -183,6 +183,10 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     assert judge.count == variants["correct"] + variants["wrong"]
     batch_summary = json.loads((batch / "batch-summary.json").read_text())
     assert len(batch_summary["jobs"]) == len(PLAN)
+    # the demo ends with the HTML report: every run in it, and its path printed
+    report = (batch / "report.html").read_text()
+    assert "Report:" in proc.stdout and "report.html" in _files_line(proc.stdout)
+    assert all(f'id="{run.name}"' in report or run.name in report for run in runs)
 
     assert _left_behind(str(batch)) == []
     for path in [*batch.rglob("*"), tmp_path / "score-cache"]:

@@ -49,7 +49,7 @@ def sandbox_image(docker_client) -> str:
         except docker.errors.ImageNotFound:
             pytest.fail(f"CLAWBENCH_SANDBOX_IMAGE={name} is not a local image")
         return name
-    from sandbox.image import build_image
+    from sandbox.host.image import build_image
 
     name = "clawbench-sandbox:test"
     base = "clawbench-base:trixie"

@@ -31,9 +31,10 @@ from proxy_addon.records.interception import read_interception
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
-from sandbox.engine import BATCH_LABEL, LABEL
-from sandbox.payload import AgentChoice
-from sandbox.runner import RunOutcome, RunRequest, run_task
+from sandbox.host.docker_api import BATCH_LABEL, LABEL
+from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.payload import AgentChoice
+from sandbox.runs.pipeline import RunOutcome
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
 from tests.support.judge_server import error, start_judge_server, verdict
@@ -259,7 +260,7 @@ def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
         ),
     )
     data = outcome.run_dir / "data"
-    assert outcome.verdict.category == "intercepted" and outcome.exit_code == 0
+    assert outcome.ending.category == "intercepted" and outcome.exit_code == 0
     assert (data / "agent.log").read_text().splitlines()[:3] == ["200", "200", "200"]
     logged = _jsonl(data / "requests.jsonl")
     assert [(e["url"], e["mode"]) for e in logged] == [
@@ -495,7 +496,7 @@ def test_a_setup_exception_in_the_runner_is_a_recorded_infra_failure(
         internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null"), stop_grace_s=-1
     )
     outcome = run_task(docker_client, req)
-    assert outcome.exit_code == 2 and outcome.verdict.category == "infra_failure"
+    assert outcome.exit_code == 2 and outcome.ending.category == "infra_failure"
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.result_category == "infra_failure" and meta.intercepted is False
     reason = meta.model_extra["failure_reason"]
@@ -733,7 +734,7 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
             internet, sandbox_image, tmp_path, "direct-order", AgentChoice("cmd", command=command)
         ),
     )
-    assert outcome.verdict.category == "intercepted"
+    assert outcome.ending.category == "intercepted"
     assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
 
 
@@ -833,7 +834,7 @@ def test_headless_chromium_agent_trusts_the_proxy_and_its_submit_is_intercepted(
     )
     data = outcome.run_dir / "data"
     assert '{"ok": true, "path": "/hello-browser"}' in (data / "agent.log").read_text()
-    assert outcome.verdict.category == "intercepted"
+    assert outcome.ending.category == "intercepted"
     request = read_interception(data / "interception.json").request
     assert request["url"] == "http://127.0.0.1:7878/api/task-submit"
     assert request["body"] == {"answer": "42"} and "Chrom" in request["headers"]["User-Agent"]

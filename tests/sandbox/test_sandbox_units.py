@@ -15,22 +15,22 @@ import pytest
 
 from proxy_addon.addon.launcher import ADDON
 from proxy_addon.records.batchsummary import status_of
-from proxy_addon.records.layout import discover_cases, new_run_dir, run_dir_name, runs_of
+from proxy_addon.records.layout import find_task_dirs, new_run_dir, run_dir_name, runs_of
 from proxy_addon.records.outcome import Stopped, classify
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import load_task, parse_task
-from sandbox.agents.script import ScriptError, load_script
+from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
-from sandbox.agentview import agent_view, instruction_text, needs_submit_page
 from sandbox.cli import main as cli_main
 from sandbox.container import firewall
+from sandbox.container.contract import SandboxReport, Timings
 from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
 from sandbox.container.trust import agent_env
-from sandbox.contract import SandboxReport, Timings
-from sandbox.engine import FileEntry, files_tar
-from sandbox.image import build_context
-from sandbox.runrecord import redact_command
+from sandbox.host.docker_api import FileEntry, files_tar
+from sandbox.host.image import build_context
+from sandbox.runs.agentview import agent_view, instruction_text, needs_submit_page
+from sandbox.runs.record import redact_command
 from tests.support.upstream import start_upstream
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -194,13 +194,13 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
     for name in ("v2-010-b", "v2-002-a", "zeta", "ce-T001-x"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "task.json").write_text("{}")
-    assert [p.name for p in discover_cases(tmp_path)] == [
+    assert [p.name for p in find_task_dirs(tmp_path)] == [
         "ce-T001-x",
         "v2-002-a",
         "v2-010-b",
         "zeta",
     ]
-    assert discover_cases(tmp_path / "zeta") == [tmp_path / "zeta"]
+    assert find_task_dirs(tmp_path / "zeta") == [tmp_path / "zeta"]
 
 
 # -- verdicts ------------------------------------------------------------------------------------
@@ -549,7 +549,7 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
 
 
 def test_mitm_set_repeated_key_becomes_a_list() -> None:
-    from sandbox.cli import _mitm_options
+    from sandbox.options import _mitm_options
 
     assert _mitm_options(["a=1", "r=x=http://h:1", "r=y=http://h:2"]) == {
         "a": "1",

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Literal
 
 from proxy_addon.tasks.model import Task
-from sandbox.agents.script import ScriptedRequest, dump_script
-from sandbox.agentview import AgentView
-from sandbox.contract import (
+from sandbox.agents.request_script import ScriptedRequest, dump_script
+from sandbox.container.contract import (
     AGENT_DIR,
     CONFIG,
     INSTRUCTION_FILE,
@@ -27,7 +26,8 @@ from sandbox.contract import (
     AgentSpec,
     ContainerConfig,
 )
-from sandbox.engine import FileEntry
+from sandbox.host.docker_api import FileEntry
+from sandbox.runs.agentview import AgentView
 
 HARNESS_NAMES = {"null": "null", "scripted": "scripted", "cmd": "custom"}
 

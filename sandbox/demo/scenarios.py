@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from proxy_addon.tasks.model import TaskError, load_task
-from sandbox.agents.script import FilePart, ScriptedRequest
+from sandbox.agents.request_script import FilePart, ScriptedRequest
 
 MODEL = "scripted-demo"
 HARNESSES = ("chromium", "python", "curl")

@@ -19,16 +19,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 from proxy_addon.addon.launcher import ProxyStartError, start_proxy
-from proxy_addon.records.layout import new_run_dir
-from proxy_addon.records.outcome import Category, Ending, Stopped, StopReason, classify
-from proxy_addon.records.runmeta import RunMeta, write_run_meta
-from proxy_addon.tasks.model import load_task
-from sandbox.agents.script import dump_script
+from proxy_addon.records.outcome import Stopped, StopReason
+from sandbox.agents.request_script import dump_script
 from sandbox.container.trust import client_env
-from sandbox.demo.plan import MODEL, DemoRun, chromium_url, curl_script, python_script
-from sandbox.runrecord import meta_core, provenance, record_not_intercepted
+from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
+from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, run_one
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -44,6 +42,7 @@ CHROMIUM_FLAGS = (
 )
 STOP_GRACE = 0.3
 """Seconds an agent may go on after its commit was blocked (it usually exits on its own)."""
+INTERRUPTED = "interrupted: the demo was stopped"
 
 
 @dataclass(frozen=True)
@@ -62,24 +61,30 @@ class Setup:
 
 @dataclass(frozen=True)
 class RunResult:
-    """How a run ended; result_category is the runner's (the scorer adds the judge's)."""
+    """A demo run and how it ended (the runner's category; the scorer adds the judge's)."""
 
     run: DemoRun
-    run_dir: Path
-    verdict: Ending
-    duration: float
+    outcome: RunOutcome
+
+    @property
+    def run_dir(self) -> Path:
+        return self.outcome.run_dir
 
     @property
     def intercepted(self) -> bool:
-        return self.verdict.category == Category.INTERCEPTED
+        return self.outcome.intercepted
 
     @property
     def stop_reason(self) -> str:
-        return self.verdict.stop_reason
+        return str(self.outcome.ending.stop_reason)
 
     @property
     def failure(self) -> str | None:
-        return self.verdict.failure_reason
+        return self.outcome.ending.failure_reason
+
+    @property
+    def duration(self) -> float:
+        return self.outcome.duration_s
 
 
 def spki_pin(ca_pem: Path) -> str:
@@ -128,19 +133,19 @@ def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -
 
 def _wait(
     proc: subprocess.Popen[bytes], stop_file: Path, deadline: float, stop: threading.Event
-) -> str:
+) -> StopReason:
     """Until the agent exits, the addon asks to stop, the deadline or an interrupt: why."""
     while True:
         if proc.poll() is not None:
-            return "agent_exited"
+            return StopReason.AGENT_EXITED
         if stop_file.exists():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE)
-            return "intercepted"
+            return StopReason.INTERCEPTED
         if stop.is_set():
-            return "interrupted"
+            return StopReason.INTERRUPTED
         if time.monotonic() > deadline:
-            return "time_limit_exceeded"
+            return StopReason.TIME_LIMIT_EXCEEDED
         time.sleep(0.05)
 
 
@@ -176,69 +181,66 @@ def _end(proc: subprocess.Popen[bytes], agent_dir: Path) -> None:
         time.sleep(0.05)
 
 
-def execute(run: DemoRun, setup: Setup) -> RunResult:
-    """Run one agent on one task through its own proxy; write the run directory."""
-    started = time.time()
-    run_dir = new_run_dir(setup.batch_dir, run.harness, run.slug, MODEL, setup.ts)
-    data = run_dir / "data"
-    task_bytes = (run.task_dir / "task.json").read_bytes()
-    (run_dir / "task.json").write_bytes(task_bytes)
-    task = load_task(run.task_dir)
-    stop_reason, failure = "unknown", None
-    try:
-        proxy = start_proxy(
-            run_dir / "task.json",
-            data,
-            confdir=setup.confdir,
-            options={"clawbench_route": setup.routes},
-            log_path=data / "mitmdump.log",
-            quiet=False,
-        )
-    except ProxyStartError as e:
-        stop_reason, failure = "proxy_failed", str(e)
-    else:
+class LocalExecutor:
+    """The run pipeline's executor for the demo: the task's own mitmdump and the agent as local
+    processes (no container, no firewall: the agent is pointed at the proxy)."""
+
+    def __init__(self, demo: DemoRun, setup: Setup) -> None:
+        self.demo = demo
+        self.setup = setup
+
+    def execute(self, run: PreparedRun) -> None:
+        data = run.data
+        try:
+            proxy = start_proxy(
+                run.run_dir / "task.json",
+                data,
+                confdir=self.setup.confdir,
+                options={"clawbench_route": self.setup.routes},
+                log_path=data / "mitmdump.log",
+                quiet=False,
+            )
+        except ProxyStartError as e:
+            run.execution.stopped = Stopped(StopReason.PROXY_FAILED, str(e))
+            return
         with proxy, open(data / "agent.log", "wb") as log:
-            agent_dir = run_dir / "agent"
-            argv = agent_command(run, setup, agent_dir, proxy.url)
-            if setup.stop.is_set():
-                stop_reason = "interrupted"
-            else:
-                proc = subprocess.Popen(
-                    argv,
-                    env=agent_env(proxy.url, proxy.ca_cert, agent_dir),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-                try:
-                    deadline = time.monotonic() + setup.timeout
-                    stop_reason = _wait(proc, data / ".stop-requested", deadline, setup.stop)
-                finally:
-                    _end(proc, agent_dir)
-    intercepted = (data / "interception.json").is_file()
-    verdict = classify(
-        intercepted=intercepted,
-        stopped=Stopped(StopReason(stop_reason), failure),
-        setup_failure="interrupted: the demo was stopped" if stop_reason == "interrupted" else None,
-    )
-    record_not_intercepted(data, verdict, task)
-    meta = meta_core(
-        case=run.slug,
-        task=task,
-        task_sha256=hashlib.sha256(task_bytes).hexdigest(),
-        model=MODEL,
-        harness=run.harness,
-        ts=setup.ts,
-        started=started,
-        verdict=verdict,
-        intercepted=intercepted,
-        egress_blocked=None,  # no firewall outside the sandbox
-    )
-    meta["demo"] = {"variant": run.variant, "why": run.why}
-    meta["provenance"] = provenance()
-    write_run_meta(run_dir / "run-meta.json", RunMeta.model_validate(meta))
-    return RunResult(run, run_dir, verdict, meta["duration_seconds"])
+            run.execution.stopped = self._run_agent(run, proxy.url, proxy.ca_cert, log)
+
+    def abandon(self, run: PreparedRun) -> None:
+        """Nothing to do: execute ends its agent and its proxy on the way out."""
+
+    def describe(self, run: PreparedRun) -> dict[str, Any]:
+        return {"demo": {"variant": self.demo.variant, "why": self.demo.why}}
+
+    def _run_agent(self, run: PreparedRun, proxy_url: str, ca: Path, log: IO[bytes]) -> Stopped:
+        """Start the agent, wait for its end (or the addon's stop, the deadline, an
+        interrupt), then end its whole session."""
+        setup = self.setup
+        agent_dir = run.run_dir / "agent"
+        argv = agent_command(self.demo, setup, agent_dir, proxy_url)
+        if setup.stop.is_set():
+            return Stopped(StopReason.INTERRUPTED, INTERRUPTED)
+        proc = subprocess.Popen(
+            argv,
+            env=agent_env(proxy_url, ca, agent_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + setup.timeout
+            reason = _wait(proc, run.data / ".stop-requested", deadline, setup.stop)
+        finally:
+            _end(proc, agent_dir)
+        detail = INTERRUPTED if reason == StopReason.INTERRUPTED else None
+        return Stopped(reason, detail, proc.returncode)
+
+
+def execute(demo: DemoRun, setup: Setup) -> RunResult:
+    """Run one agent on one demo task through its own proxy, by the run pipeline."""
+    job = RunJob(demo.task_dir, setup.batch_dir, MODEL, demo.harness, setup.stop)
+    return RunResult(demo, run_one(job, LocalExecutor(demo, setup)))
 
 
 def find_chromium() -> str | None:

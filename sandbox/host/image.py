@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("proxy_addon", "scorer", "sandbox")
 DEFAULT_IMAGE = "clawbench-sandbox:latest"
 DEFAULT_BASE = "python:3.12-slim"

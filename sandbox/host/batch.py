@@ -1,0 +1,236 @@
+"""Run every task of a corpus in the sandbox, N at a time, into one batch directory.
+
+Placeholder tasks (log only, they can never intercept) are skipped unless asked for. --resume
+keeps every run that finished (anything but an infra failure, which is retried) and runs the
+rest. Ctrl-C or SIGTERM: no new runs start, running containers are killed, every container of
+the batch is removed, the summary is written, exit 130.
+
+The steps: plan (which tasks run, which are kept), execute (in containers, by the run pipeline),
+score (when a judge is given), summarize and report.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from proxy_addon.records.batchsummary import (
+    BatchJob,
+    BatchSummary,
+    now_iso,
+    read_summary,
+    status_of,
+    write_summary,
+)
+from proxy_addon.records.layout import case_name, find_task_dirs, stamp
+from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.tasks.model import TaskError, load_task
+from sandbox.host import docker_api as engine
+from sandbox.host.executor import RunRequest, run_task
+from sandbox.runs.batch import batch_summary, finished_job, job_of, run_all, say
+from sandbox.runs.pipeline import RunOutcome
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    corpus: Path
+    out: Path
+    concurrency: int = 2
+    resume: Path | None = None
+    include_placeholders: bool = False
+    judge_model: str | None = None
+    models_yaml: Path | None = None
+
+
+class _Containers:
+    """The batch's running containers, so an interrupt can kill them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: dict[str, Any] = {}
+
+    def add(self, container: Any) -> None:
+        with self._lock:
+            self._live[container.id] = container
+
+    def kill_all(self) -> None:
+        with self._lock:
+            live = list(self._live.values())
+        for container in live:
+            # Not started yet or already gone is fine: its worker sees the stop event, or
+            # removes what is left.
+            engine.kill(container)
+
+
+@dataclass
+class _Plan:
+    """Which tasks of the corpus run, which earlier runs are kept, which are skipped."""
+
+    todo: list[tuple[int, Path]]
+    kept: dict[int, BatchJob]
+    placeholders: list[str]
+
+
+def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> _Plan:
+    harness = template.job().harness
+    plan = _Plan([], {}, [])
+    for i, case_dir in enumerate(find_task_dirs(options.corpus)):
+        try:
+            if load_task(case_dir).eval_schema.is_placeholder and not options.include_placeholders:
+                plan.placeholders.append(case_dir.name)
+                continue
+        except TaskError:
+            pass  # a broken task still runs: it becomes an infra failure with a run-meta.json
+        done = None
+        if options.resume is not None:
+            done = finished_job(batch_dir, harness, case_name(case_dir), template.model)
+        if done is not None:
+            plan.kept[i] = done
+        else:
+            plan.todo.append((i, case_dir))
+    return plan
+
+
+def _open_batch_dir(options: BatchOptions) -> Path:
+    if options.resume is not None:
+        if not options.resume.is_dir():
+            raise engine.EngineError(f"--resume {options.resume}: no such batch directory")
+        return options.resume
+    batch_dir = options.out / f"batch-{stamp()}"
+    batch_dir.mkdir(parents=True, exist_ok=False)
+    return batch_dir
+
+
+def _execute(
+    client: docker.DockerClient,
+    template: RunRequest,
+    options: BatchOptions,
+    batch_dir: Path,
+    plan: _Plan,
+) -> tuple[dict[int, BatchJob], bool]:
+    """Run the plan's tasks in containers: (jobs by corpus index, interrupted)."""
+    batch_id = f"{batch_dir.name}-{secrets.token_hex(4)}"
+    containers = _Containers()
+    stopping = threading.Event()
+    template = replace(
+        template,
+        out=batch_dir,
+        labels={**template.labels, engine.BATCH_LABEL: batch_id},
+        on_container=containers.add,
+        stop=stopping,
+    )
+
+    def work(item: tuple[int, Path]) -> RunOutcome | None:
+        if stopping.is_set():
+            return None
+        say(f"START {case_name(item[1])}")
+        outcome = run_task(client, replace(template, task_dir=item[1]))
+        why = outcome.ending.stop_reason
+        say(f"DONE  {case_name(item[1])}: {outcome.ending.category} ({why})")
+        return outcome
+
+    def interrupted_now() -> None:
+        say("interrupted: stopping running containers, starting no new runs")
+        containers.kill_all()
+
+    futures, interrupted = run_all(plan.todo, work, options.concurrency, stopping, interrupted_now)
+    removed = engine.remove_labelled(client, engine.BATCH_LABEL, batch_id)
+    if removed:
+        say(f"removed {removed} leftover container(s)")
+    jobs = dict(plan.kept)
+    for (i, case_dir), future in zip(plan.todo, futures, strict=True):
+        jobs[i] = _job(future, template.model, case_name(case_dir), stopping.is_set())
+    return jobs, interrupted
+
+
+def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool) -> BatchJob:
+    """The batch-summary entry of one planned run, however it went."""
+    skipped = BatchJob(model=model, case=case, status="skipped")
+    if not future.done() or future.cancelled():
+        return skipped
+    error = future.exception()
+    if error is not None:
+        # run_task records its own failures; this is one it could not (no run directory, an
+        # unreadable run-meta.json): an infra failure of this job, not of the batch.
+        say(f"ERROR {case}: {type(error).__name__}: {error}")
+        return BatchJob(model=model, case=case, status="error", result_category="infra_failure")
+    outcome = future.result()
+    if outcome is None:
+        return skipped
+    job = job_of(outcome.run_dir, model, case)
+    job.duration_seconds = round(outcome.duration_s)
+    if stopped:
+        job.status = "error"
+    return job
+
+
+def _score(batch_dir: Path, options: BatchOptions, jobs: dict[int, BatchJob]) -> int:
+    """Score the batch with the judge; the scorer's exit code (0 when it succeeded)."""
+    from sandbox.judging import score_run, scoring_failed
+
+    scored = score_run(batch_dir, options.judge_model, options.models_yaml)
+    if scored:
+        say(scoring_failed(batch_dir, scored, options.judge_model, options.models_yaml))
+    for job in jobs.values():
+        if job.run_dir and not job.resumed:
+            job.status = status_of(read_run_meta(Path(job.run_dir) / "run-meta.json"))
+    return scored
+
+
+def run_batch(
+    client: docker.DockerClient,
+    template: RunRequest,
+    options: BatchOptions,
+    *,
+    json_output: bool = False,
+) -> int:
+    """Run the batch; 0 when every job ran without an infra failure and scoring (if asked)
+    succeeded, 2 otherwise, 130 on Ctrl-C."""
+    engine.image_id(client, template.image)  # a missing image fails once, before any run
+    batch_dir = _open_batch_dir(options)
+    earlier = read_summary(batch_dir) if options.resume else None
+    plan = _plan(template, options, batch_dir)
+    say(
+        f"{len(plan.todo)} run(s) to do, {len(plan.kept)} kept, {len(plan.placeholders)} "
+        f"placeholder(s) skipped -> {batch_dir}"
+    )
+    start = time.monotonic()
+    jobs, interrupted = _execute(client, template, options, batch_dir, plan)
+    scored = 0
+    if options.judge_model and not interrupted:
+        scored = _score(batch_dir, options, jobs)
+    summary = batch_summary(
+        started_at=earlier.started_at if earlier else now_iso(),
+        elapsed_s=time.monotonic() - start + (earlier.elapsed_seconds if earlier else 0),
+        concurrency=options.concurrency,
+        harness=template.job().harness,
+        image=template.image,
+        corpus=options.corpus,
+        jobs=[jobs[i] for i in sorted(jobs)],
+        interrupted=interrupted,
+        placeholders=plan.placeholders,
+    )
+    write_summary(batch_dir, summary)
+    _report(batch_dir, summary, json_output)
+    if interrupted or scored == 130:
+        return 130
+    return 2 if summary.totals.get("error") or scored else 0
+
+
+def _report(batch_dir: Path, summary: BatchSummary, json_output: bool) -> None:
+    if json_output:
+        print(json.dumps({"batch_dir": str(batch_dir), **summary.model_dump()}))
+    else:
+        counts = ", ".join(f"{k} {v}" for k, v in summary.totals.items() if v)
+        print(f"batch {batch_dir}: {counts or 'no jobs'}")
+
+
+__all__ = ["BatchOptions", "run_batch"]

@@ -1,0 +1,303 @@
+"""clawbench-sandbox's command line: the parser, and what its options turn into (a RunRequest).
+
+Bad options are a UsageError (one line, exit 2) naming the option and the fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from sandbox.agents.request_script import ScriptError, load_script
+from sandbox.host.executor import RunRequest
+from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
+from sandbox.host.payload import AgentChoice
+
+RUN_EXIT_CODES = """exit codes:
+  0    intercepted
+  1    not intercepted (the agent's failure)
+  2    setup or infra error (bad options, missing image, proxy never ready, container failed),
+       or --judge-model: the judge does not resolve (checked before any container starts) or
+       scoring the run failed (the run is kept)
+  130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
+BATCH_EXIT_CODES = """exit codes:
+  0    every run finished without an infra failure (intercepted or not)
+  2    setup error, at least one run ended as an infra failure, or --judge-model: the judge
+       does not resolve (checked before any container starts) or scoring the batch failed
+  130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
+
+
+class UsageError(ValueError):
+    """A bad command line; one line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line as a UsageError (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds, > 0 (or >= 0 with zero_ok)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+            bound = ">= 0" if zero_ok else "> 0"
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number of seconds {bound}, not {text}"
+            )
+        return value
+
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _command(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the command is empty")
+    return text
+
+
+def _default_image() -> str:
+    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
+
+
+def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not key or (not sep and not from_env):
+            raise UsageError(f"{flag} {item!r}: use KEY=VALUE")
+        if not sep:
+            if key not in os.environ:
+                raise UsageError(f"{flag} {key}: not set in this environment; use {key}=VALUE")
+            value = os.environ[key]
+        out[key] = value
+    return out
+
+
+def _mitm_options(values: Sequence[str]) -> dict[str, str | list[str]]:
+    """--mitm-set K=V ...; a key given twice becomes a list (mitmproxy's sequence options)."""
+    out: dict[str, str | list[str]] = {}
+    for item in values:
+        key, value = next(iter(_pairs([item], "--mitm-set").items()))
+        if key in out:
+            prior = out[key]
+            out[key] = [*([prior] if isinstance(prior, str) else prior), value]
+        else:
+            out[key] = value
+    return out
+
+
+def _agent(args: argparse.Namespace) -> AgentChoice:
+    if args.agent_cmd is not None:
+        if args.script is not None:
+            raise UsageError("--script goes with --agent scripted, not with --agent-cmd")
+        return AgentChoice("cmd", command=args.agent_cmd)
+    if args.agent == "scripted":
+        if args.script is None:
+            raise UsageError("--agent scripted needs --script FILE (a JSON or YAML list)")
+        try:
+            return AgentChoice("scripted", script=tuple(load_script(args.script)))
+        except ScriptError as e:
+            raise UsageError(str(e)) from e
+    if args.script is not None:
+        raise UsageError("--script goes with --agent scripted")
+    return AgentChoice("null")
+
+
+def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
+    """A RunRequest from the shared run/batch options."""
+    if not task_dir.exists():
+        raise UsageError(f"{task_dir}: no such task directory or file")
+    if args.upstream_ca is not None and not args.upstream_ca.is_file():
+        raise UsageError(f"--upstream-ca {args.upstream_ca}: not a file")
+    return RunRequest(
+        task_dir=task_dir,
+        agent=_agent(args),
+        out=out,
+        image=args.image,
+        model=args.model,
+        harness=args.harness,
+        env=_pairs(args.env, "--env", from_env=True),
+        network=args.network,
+        upstream_ca=args.upstream_ca,
+        mitm_options=_mitm_options(args.mitm_set),
+        stop_grace_s=args.stop_grace,
+        proxy_ready_timeout_s=args.proxy_timeout,
+    )
+
+
+def _agent_options(p: argparse.ArgumentParser) -> None:
+    """Which agent runs, in which image, under which names, with which environment."""
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--agent",
+        choices=("null", "scripted"),
+        default="null",
+        help="built-in agent: null does nothing, scripted replays --script (default: %(default)s)",
+    )
+    who.add_argument(
+        "--agent-cmd",
+        type=_command,
+        metavar="CMD",
+        help="run CMD with /bin/sh as the unprivileged agent user",
+    )
+    p.add_argument(
+        "--script",
+        type=Path,
+        metavar="FILE",
+        help="requests for --agent scripted (JSON or YAML list)",
+    )
+    p.add_argument(
+        "--image",
+        default=_default_image(),
+        help="sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or %(default)s)",
+    )
+    p.add_argument(
+        "--model", default="none", help="model name for the run directory (default: %(default)s)"
+    )
+    p.add_argument("--harness", help="harness name (default: the agent's kind)")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """Where a run goes, how its container and proxy are set up, and how it is scored."""
+    p.add_argument(
+        "--out", type=Path, default=Path("out"), help="output directory (default: %(default)s)"
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="agent environment variable, repeatable (K alone copies it from here); "
+        "run-meta.json lists the names only",
+    )
+    p.add_argument("--network", help="Docker network for the agent's container")
+    p.add_argument(
+        "--upstream-ca",
+        type=Path,
+        metavar="PEM",
+        help="also trust this CA for upstream servers (a local test or demo site)",
+    )
+    p.add_argument(
+        "--mitm-set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="extra mitmproxy option for the proxy inside the container, repeatable",
+    )
+    p.add_argument(
+        "--stop-grace",
+        type=_seconds(zero_ok=True),
+        default=10,
+        metavar="S",
+        help="seconds between SIGTERM and SIGKILL when stopping the agent (default: %(default)s)",
+    )
+    p.add_argument(
+        "--proxy-timeout",
+        type=_seconds(zero_ok=False),
+        default=60,
+        metavar="S",
+        help="seconds to wait for the proxy to become ready; past it the run is an infra "
+        "failure, stop_reason proxy_failed (default: %(default)s)",
+    )
+    p.add_argument("--judge-model", metavar="NAME", help="score the run(s) right away")
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help="judge models (the reference's models.yaml), for --judge-model",
+    )
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
+    parser = _Parser(
+        prog="clawbench-sandbox",
+        description=__doc__.split("\n")[0],
+        epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",
+        formatter_class=fmt,
+    )
+    parser.add_argument("--debug", action="store_true", help="tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser(
+        "build",
+        help="build the sandbox image",
+        description="Build the sandbox image (never pulls anything but the base image's packages).",
+        epilog="exit codes:\n  0    built\n  2    the build failed (its last lines are shown)",
+        formatter_class=fmt,
+    )
+    b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
+    b.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PEM",
+        help="CA bundle for the build's own downloads, pip and apt (not kept in the image)",
+    )
+    b.add_argument("--tag", default=_default_image(), help="default: %(default)s")
+    b.add_argument("--chromium", action="store_true", help="install Chromium in the image")
+    b.add_argument(
+        "--extra-packages",
+        default="",
+        metavar="PKGS",
+        help="more apt packages, space-separated (e.g. nodejs)",
+    )
+    r = sub.add_parser(
+        "run",
+        help="run one task in the sandbox",
+        description="Run one task in the sandbox and leave a run directory under --out.",
+        epilog=RUN_EXIT_CODES,
+        formatter_class=fmt,
+    )
+    r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    _agent_options(r)
+    _run_options(r)
+    t = sub.add_parser(
+        "batch",
+        help="run every task of a corpus",
+        description="Run every */task.json of a corpus into <out>/batch-<timestamp>/.",
+        epilog=BATCH_EXIT_CODES,
+        formatter_class=fmt,
+    )
+    t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
+    _agent_options(t)
+    _run_options(t)
+    t.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=2,
+        metavar="N",
+        help="containers running at once (default: %(default)s)",
+    )
+    t.add_argument(
+        "--resume",
+        type=Path,
+        metavar="BATCH_DIR",
+        help="continue a batch: finished runs are kept, infra failures and the rest run",
+    )
+    t.add_argument(
+        "--include-placeholders",
+        action="store_true",
+        help="also run log-only tasks that can never intercept (skipped by default)",
+    )
+    return parser

@@ -1,0 +1,88 @@
+"""run-meta.json as every run writes it: the reference's keys, ours, and the executor's blocks.
+
+The keys the scorer reads (SPEC section 5) come first; the task's metadata rides along like the
+reference's (task_id, class, platform, ...); the executor adds how it ran the agent (`sandbox`
+for a container, `demo` for the demo's local processes). Secrets stay out: --env values are
+listed by name only and the agent command has secret-looking assignments redacted.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.interception import NotIntercepted
+from proxy_addon.records.outcome import Category, Ending
+from proxy_addon.records.provenance import provenance
+from proxy_addon.records.runmeta import RunMeta, write_run_meta
+
+if TYPE_CHECKING:
+    from proxy_addon.tasks.model import Task
+    from sandbox.runs.pipeline import PreparedRun
+
+_SECRET_ASSIGNMENT = re.compile(
+    r"(?i)\b([\w-]*(?:token|secret|password|passwd|api[-_]?key|auth)[\w-]*)=(\S+)"
+)
+_SECRET_FLAG = re.compile(r"(?i)(--[\w-]*(?:token|secret|password|api[-_]?key)[\w-]*[ =])(\S+)")
+
+
+def redact_command(command: str) -> str:
+    """A shell command with NAME=value and --flag value secrets replaced by [REDACTED]."""
+    command = _SECRET_ASSIGNMENT.sub(r"\1=[REDACTED]", command)
+    return _SECRET_FLAG.sub(r"\1[REDACTED]", command)
+
+
+def meta_core(run: PreparedRun, ending: Ending, intercepted: bool) -> dict[str, Any]:
+    """The keys every run-meta.json carries (SPEC section 5), the task's metadata first like
+    the reference's."""
+    task = run.task
+    meta: dict[str, Any] = {"test_case": run.case}
+    if task is not None and task.metadata is not None:
+        meta.update(task.metadata.model_dump(mode="json", by_alias=True))
+    meta.update(
+        task_id=task.task_id if task else None,
+        task_json_sha256=run.task_sha256,
+        instruction=task.instruction if task else None,
+        model=run.job.model,
+        harness=run.job.harness,
+        timestamp=run.ts,
+        time_limit_minutes=task.time_limit if task else None,
+        duration_seconds=round(time.time() - run.started, 1),
+        intercepted=intercepted,
+        stop_reason=str(ending.stop_reason),
+        result_category=str(ending.category),
+        infra_failure=ending.category == Category.INFRA_FAILURE,
+        egress_blocked=run.execution.egress_blocked,
+    )
+    if ending.failure_reason:
+        meta["failure_reason"] = ending.failure_reason
+    return meta
+
+
+def record_not_intercepted(data: Path, ending: Ending, task: Task | None) -> None:
+    """data/interception.json in the not-intercepted shape, when the addon wrote none."""
+    if (data / "interception.json").exists():
+        return
+    schema = task.eval_schema.model_dump(mode="json", exclude_none=True) if task else None
+    write_json_atomic(
+        data / "interception.json", NotIntercepted.for_reason(ending.interception_reason, schema)
+    )
+
+
+def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict[str, Any]) -> None:
+    """Write <run>/run-meta.json for a finished (or failed) run, the executor's blocks after
+    the common keys."""
+    meta = meta_core(run, ending, intercepted)
+    if run.view is not None and run.view.warnings:
+        meta["extra_info_warnings"] = run.view.warnings
+    if run.execution.problems:
+        meta["collection_warnings"] = run.execution.problems
+    meta.update(blocks)
+    meta["provenance"] = provenance()
+    write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
+
+
+__all__ = ["meta_core", "record_not_intercepted", "redact_command", "write_meta"]

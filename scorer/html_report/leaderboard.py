@@ -1,0 +1,157 @@
+"""The leaderboard (pass rate with an interval bar drawn in inline SVG) and a funnel per
+model (N -> intercepted -> judge match), one row or card per (batch, model, harness)."""
+
+from __future__ import annotations
+
+from scorer.html_report.load import EntryView, Report
+from scorer.html_report.markup import Markup, el, percent
+from scorer.html_report.matrix import entry_label
+
+BAR_WIDTH = 180
+
+
+def ranked(report: Report) -> list[EntryView]:
+    """Every entry of every batch, best pass rate first (ties: more passes, then by name);
+    judged entries before Stage-1-only ones, whose rate is only an upper bound of a pass rate."""
+    entries = [e for b in report.batches for e in b.entries]
+    return sorted(
+        entries, key=lambda e: (not e.judged, -e.rate, -e.passed, e.entry.model, e.entry.harness)
+    )
+
+
+def interval_bar(rate: float, interval: tuple[float, float] | None) -> Markup:
+    """An inline SVG: a 0-100% track, the 95% interval as a band, the rate as a dot."""
+    w = BAR_WIDTH
+    parts = [el("rect", x=0, y=8, width=w, height=2, rx=1, fill="#e4e7ec")]
+    parts += [
+        el("line", x1=w * t, x2=w * t, y1=5, y2=13, stroke="#d0d5dd", stroke_width=1)
+        for t in (0.25, 0.5, 0.75)
+    ]
+    if interval is not None:
+        low, high = interval
+        parts.append(
+            el(
+                "rect",
+                x=f"{w * low:.1f}",
+                y=3,
+                width=f"{max(w * (high - low), 2):.1f}",
+                height=12,
+                rx=4,
+                fill="#c9d7fb",
+            )
+        )
+    parts.append(el("circle", cx=f"{w * rate:.1f}", cy=9, r=4.5, fill="#2f5bd3"))
+    text = f"{percent(rate)}" + (
+        f", 95% interval {percent(interval[0])} to {percent(interval[1])}" if interval else ""
+    )
+    return el(
+        "svg",
+        el("title", text),
+        parts,
+        class_="ci",
+        width=w,
+        height=18,
+        viewBox=f"0 0 {w} 18",
+        role="img",
+        aria_label=text,
+    )
+
+
+def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
+    """One row per (batch, model, harness); data-* attributes carry the counts shown."""
+    heads = ["#", "model", "harness", "dataset"] + (["batch"] if several_batches else [])
+    heads += ["passed", "pass rate", "95% interval", "intercepted", "judge errors", "infra"]
+    numeric = {"passed", "pass rate", "intercepted", "judge errors", "infra"}
+    head = el("tr", [el("th", h, class_="num" if h in numeric else None) for h in heads])
+    rows = []
+    for rank, e in enumerate(entries, 1):
+        c = e.entry
+        interval = e.interval
+        ci_text = f"{percent(interval[0])} – {percent(interval[1])}" if interval else ""
+        rows.append(
+            el(
+                "tr",
+                el("td", rank, class_="rank"),
+                el("td", c.model, class_="model"),
+                el(
+                    "td",
+                    c.harness,
+                    " ",
+                    el("span", "stage 1 only", class_="tag") if not e.judged else None,
+                ),
+                el("td", c.dataset),
+                el("td", e.batch.path.name, class_="muted nowrap") if several_batches else None,
+                el(
+                    "td",
+                    el("span", e.passed, class_="passed"),
+                    " / ",
+                    el("span", c.n_total, class_="total"),
+                    class_="num",
+                ),
+                el("td", percent(e.rate), class_="num rate"),
+                el("td", interval_bar(e.rate, interval), el("div", ci_text, class_="ci-text")),
+                el("td", c.n_intercepted, class_="num"),
+                el("td", c.n_judge_error if e.judged else "—", class_="num"),
+                el("td", c.n_infra_failure, class_="num"),
+                class_="entry",
+                data_model=c.model,
+                data_harness=c.harness,
+                data_batch=e.batch.path.name,
+                data_passed=e.passed,
+                data_total=c.n_total,
+                data_intercepted=c.n_intercepted,
+                data_judge_match=c.n_judge_match,
+                data_judge_error=c.n_judge_error,
+            )
+        )
+    table = el("table", el("thead", head), el("tbody", rows), class_="grid leaderboard")
+    return el("div", table, class_="table-wrap")
+
+
+def _step(name: str, n: int, total: int, fill: str, kind: str) -> Markup:
+    width = 100 * n / total if total else 0
+    return el(
+        "div",
+        el("span", name),
+        el("div", el("div", class_=f"fill {fill}", style=f"width: {width:.1f}%"), class_="track"),
+        el(
+            "span",
+            el("b", n, data_step=kind),
+            f" {percent(n / total if total else 0, 0)}",
+            class_="num",
+        ),
+        class_="step",
+    )
+
+
+def funnel(e: EntryView, several_batches: bool) -> Markup:
+    """N -> intercepted -> judge match for one entry, with what was lost at each step."""
+    c = e.entry
+    lost = c.n_total - c.n_intercepted
+    steps = [
+        _step("tasks (N)", c.n_total, c.n_total, "n", "total"),
+        _step("intercepted", c.n_intercepted, c.n_total, "i", "intercepted"),
+        el(
+            "div",
+            f"−{lost}: {c.n_model_not_intercepted} not intercepted, "
+            f"{c.n_infra_failure} infra, {c.n_missing} missing",
+            class_="drop",
+        ),
+    ]
+    if e.judged:
+        steps.append(_step("judge match", c.n_judge_match, c.n_total, "p", "judge_match"))
+        steps.append(
+            el(
+                "div",
+                f"−{c.n_intercepted - c.n_judge_match}: {c.n_judge_mismatch} "
+                f"mismatch, {c.n_judge_error} judge error",
+                class_="drop",
+            )
+        )
+    else:
+        steps.append(el("div", "not judged (Stage 1 only)", class_="drop"))
+    title = entry_label(e, several_batches)
+    return el("div", el("h3", title), steps, class_="funnel", data_entry=title)
+
+
+__all__ = ["funnel", "interval_bar", "leaderboard", "ranked"]

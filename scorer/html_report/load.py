@@ -1,0 +1,209 @@
+"""Everything the report shows, read from disk: batches (rescore-summary.json) and their runs.
+
+Known keys go through the scorer's own models (Summary, RunMeta, JudgeRecord, InterceptionView);
+keys other sessions add later (intervals, judges, agreement, agent_claim, ...) are read from the
+raw JSON and rendered when present. A missing or broken file is a note on its batch or run,
+never an exception: a report of a half-finished batch is still a report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from scorer.discover import DiscoveryError, find_batches
+from scorer.html_report.runfiles import RunView, load_run_view
+from scorer.stats import wilson_interval
+from scorer.summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
+
+SUMMARY = "rescore-summary.json"
+
+
+class ReportError(ValueError):
+    """Nothing to report under the paths given (the message says why)."""
+
+
+@dataclass
+class EntryView:
+    """One (model, harness) of one batch: its counts and the intervals of its rates."""
+
+    entry: Entry
+    raw: dict[str, Any]
+    batch: BatchView
+    judged: bool
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (str(self.batch.path), self.entry.model, self.entry.harness)
+
+    @property
+    def passed(self) -> int:
+        """Passes as the leaderboard counts them (Stage 1 alone when nothing was judged)."""
+        if self.entry.leaderboard is not None:
+            return self.entry.leaderboard.passed
+        return self.entry.n_passed if self.judged else self.entry.n_intercepted
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.entry.n_total if self.entry.n_total else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The pass rate's 95% interval: the summary's when it has one, else Wilson's here."""
+        key = "pass_rate_with_judge_ci" if self.judged else "pass_rate_stage1_only_ci"
+        given = _interval(self.raw.get(key))
+        if given is None and len(self.batch.entries) == 1:
+            given = _interval(self.batch.raw.get(key))  # the batch's totals are this entry's
+        return given if given is not None else _wilson(self.passed, self.entry.n_total)
+
+
+@dataclass
+class BatchView:
+    """One scored batch: its summary (validated known keys, raw extras) and its runs."""
+
+    path: Path
+    raw: dict[str, Any]
+    summary: Summary
+    entries: list[EntryView] = field(default_factory=list)
+    runs: list[RunView] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        return self.summary.pass_rate_with_judge is not None
+
+    @property
+    def judges(self) -> list[str]:
+        """Judge model names: the summary's judges list (several judges), else its judge_model."""
+        names = self.raw.get("judges")
+        if isinstance(names, list) and names:
+            return [str(n) for n in names]
+        return [self.summary.judge_model] if self.judged and self.summary.judge_model else []
+
+    @property
+    def agreement(self) -> dict[str, Any] | None:
+        value = self.raw.get("agreement")
+        return value if isinstance(value, dict) and value else None
+
+
+@dataclass
+class Report:
+    """The batches found under the paths, and what could not be read."""
+
+    batches: list[BatchView]
+    problems: list[str]
+    out_dir: Path
+
+
+def _wilson(passed: int, total: int) -> tuple[float, float] | None:
+    """The Wilson 95% interval, for summaries written before they carried one."""
+    return wilson_interval(passed, total) if total > 0 else None
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        low, high = value
+        if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low <= high:
+            return (float(low), float(high))
+    return None
+
+
+def _known(model: type[BaseModel], data: Any) -> Any:
+    """data with only the keys model declares (newer summaries carry more)."""
+    if not isinstance(data, dict):
+        return data
+    names = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def parse_summary(data: Any, path: Path) -> Summary:
+    """rescore-summary.json through the scorer's Summary model, tolerating keys added since."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    known = _known(Summary, data)
+    entries = known.get("entries")
+    if isinstance(entries, list):
+        known["entries"] = [_known(Entry, e) for e in entries]
+        for e in known["entries"]:
+            if isinstance(e, dict) and isinstance(e.get("leaderboard"), dict):
+                e["leaderboard"] = _known(LeaderboardRow, e["leaderboard"])
+    if isinstance(known.get("tasks"), list):
+        known["tasks"] = [_known(TaskRow, t) for t in known["tasks"]]
+    if "tokens" in known:
+        known["tokens"] = _known(Tokens, known["tokens"])
+    try:
+        return Summary.model_validate(known)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise ReportError(f"{path}: {loc}: {first['msg']}") from e
+
+
+def load_batch(path: Path, out_dir: Path) -> BatchView:
+    """One batch directory holding rescore-summary.json; ReportError when it cannot be read."""
+    file = path / SUMMARY
+    try:
+        raw = json.loads(file.read_bytes())
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no {SUMMARY} (run clawbench-score on it first)") from None
+    except (OSError, ValueError) as e:
+        raise ReportError(f"{file}: unreadable or truncated JSON: {e}") from e
+    summary = parse_summary(raw, file)
+    batch = BatchView(path=path, raw=raw, summary=summary)
+    raw_entries = raw.get("entries") if isinstance(raw.get("entries"), list) else []
+    for i, entry in enumerate(summary.entries):
+        extra = raw_entries[i] if i < len(raw_entries) and isinstance(raw_entries[i], dict) else {}
+        batch.entries.append(EntryView(entry, extra, batch, batch.judged))
+    for row in summary.tasks:
+        if row.run_dir is not None:
+            batch.runs.append(load_run_view(path / row.run_dir, row, out_dir))
+    return batch
+
+
+def load_report(paths: Sequence[Path], out: Path) -> Report:
+    """Every scored batch under paths (a batch, or a directory of batches); links relative to
+    out's directory. ReportError when no batch under any path has a summary."""
+    out_dir = out.resolve().parent
+    batches: list[BatchView] = []
+    problems: list[str] = []
+    seen: set[Path] = set()
+    for path in paths:
+        try:
+            found = [b.path for b in find_batches(path)]
+        except DiscoveryError as e:
+            problems.append(str(e))
+            continue
+        if (path / SUMMARY).is_file() and path not in found:
+            found.insert(0, path)
+        for batch_dir in found:
+            key = batch_dir.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                batches.append(load_batch(batch_dir, out_dir))
+            except ReportError as e:
+                problems.append(str(e))
+    if not batches:
+        raise ReportError("; ".join(problems) or "no scored batch found")
+    for n, batch in enumerate(batches):
+        for i, run in enumerate(batch.runs):
+            run.anchor = f"run-{n + 1}-{i + 1}"
+    return Report(batches, problems, out_dir)
+
+
+__all__ = [
+    "SUMMARY",
+    "BatchView",
+    "EntryView",
+    "Report",
+    "ReportError",
+    "load_batch",
+    "load_report",
+    "parse_summary",
+]

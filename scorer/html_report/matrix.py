@@ -1,0 +1,107 @@
+"""The task x model matrix: one row per task, one column per (batch, model, harness) entry,
+each cell coloured by the outcome of the run that counts (re-runs and extra runs are left out,
+so the cells add up to the summary's counts)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from scorer.html_report.details import run_outcome, swatch
+from scorer.html_report.load import EntryView, Report
+from scorer.html_report.markup import Markup, el
+from scorer.html_report.outcomes import OUTCOMES, outcome
+
+Cell = tuple[str, str | None]  # (outcome key, anchor of the run's details or None)
+
+
+def legend() -> Markup:
+    """Every outcome's swatch and label."""
+    items = [el("span", swatch(o.key), o.label, class_="item") for o in OUTCOMES]
+    return el("div", items, class_="legend", role="list")
+
+
+def entry_label(entry: EntryView, several_batches: bool) -> str:
+    """model · harness, and the batch's directory name when the report spans several batches."""
+    text = f"{entry.entry.model} · {entry.entry.harness}"
+    return f"{text} · {entry.batch.path.name}" if several_batches else text
+
+
+def cells(report: Report) -> dict[tuple[str, str, str], dict[str, Cell]]:
+    """Per entry key, per task: the counted run's outcome (and anchor), or missing."""
+    out: dict[tuple[str, str, str], dict[str, Cell]] = {}
+    for batch in report.batches:
+        keys = {(e.entry.model, e.entry.harness): e.key for e in batch.entries}
+        for run in batch.runs:
+            row = run.row
+            key = keys.get((row.model or "unknown", row.harness or "unknown"))
+            if key is None or row.status != "counted":
+                continue
+            task = row.test_case or str(row.task_id or run.dir.name)
+            out.setdefault(key, {})[task] = (run_outcome(run), run.anchor)
+        for row in batch.summary.tasks:
+            key = keys.get((row.model or "unknown", row.harness or "unknown"))
+            if key is not None and row.status == "missing" and row.test_case:
+                out.setdefault(key, {}).setdefault(row.test_case, ("missing", None))
+    return out
+
+
+def _head(entry: EntryView, label: str, several_batches: bool) -> Markup:
+    """A rotated column head: the model, then harness (and batch) in a smaller second line."""
+    rest = entry.entry.harness + (f" · {entry.batch.path.name}" if several_batches else "")
+    return el(
+        "th",
+        el("span", entry.entry.model, class_="m"),
+        el("span", rest, class_="h"),
+        class_="col",
+        title=label,
+    )
+
+
+def _cell(task: str, label: str, cell: Cell | None) -> Markup:
+    if cell is None:  # the entry ran another corpus: no run and not missing either
+        return el("td", "", class_="cell", title=f"{task} · {label}: not in this batch")
+    key, anchor = cell
+    o = outcome(key)
+    inner = el("a", o.glyph, href=f"#{anchor}") if anchor else o.glyph
+    return el(
+        "td", inner, class_=f"cell o-{key}", title=f"{task} · {label}: {o.label}", data_outcome=key
+    )
+
+
+def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
+    """The matrix table (in a scrolling box), columns in leaderboard order."""
+    grid = cells(report)
+    several = len(report.batches) > 1
+    labels = [entry_label(e, several) for e in entries]
+    tasks = sorted({task for column in grid.values() for task in column})
+    head = el(
+        "tr",
+        el("th", "task", class_="task"),
+        [_head(e, label, several) for e, label in zip(entries, labels, strict=True)],
+        el("th", "passed", class_="col"),
+    )
+    rows = []
+    for task in tasks:
+        found = [grid.get(e.key, {}).get(task) for e in entries]
+        passes = sum(1 for c in found if c is not None and c[0] == "passed")
+        ran = sum(1 for c in found if c is not None)
+        rows.append(
+            el(
+                "tr",
+                el("th", task, class_="task", title=task),
+                [_cell(task, label, c) for label, c in zip(labels, found, strict=True)],
+                el("td", f"{passes}/{ran}", class_="count num"),
+                data_task=task,
+            )
+        )
+    totals = []
+    for e in entries:
+        counts = Counter(key for key, _ in grid.get(e.key, {}).values())
+        totals.append(el("th", counts["passed"], title="runs passed", class_="num"))
+    foot = el("tr", el("th", "passed", class_="task"), totals, el("th", ""))
+    table = el("table", el("thead", head), el("tbody", rows), el("tfoot", foot), class_="matrix")
+    return el("div", table, class_="matrix-wrap")
+
+
+__all__ = ["cells", "entry_label", "legend", "matrix"]

@@ -1,0 +1,198 @@
+"""The report's HTML as a file: links, anchors, redaction, optional fields, broken inputs, CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+import scorer.html_report as html_report
+from scorer.cli import main as score
+from scorer.html_report.cli import main
+from scorer.html_report.markup import el, join
+from tests.report.conftest import CART, Batches, summary
+from tests.scorer.builder import reference_run, task_json
+
+
+class Page(HTMLParser):
+    """Every start tag with its attributes, every id, and the text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    @property
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if a.get("id")}
+
+    def hrefs(self) -> list[str]:
+        return [a["href"] or "" for t, a in self.tags if "href" in a and t != "link"]
+
+
+def render(paths: list[Path], out: Path) -> Page:
+    assert main([*map(str, paths), "-o", str(out)]) == 0
+    return Page(out.read_text(encoding="utf-8"))
+
+
+def copy_out(batches: Batches, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(batches.out, out, ignore=shutil.ignore_patterns("*.html"))
+    return out
+
+
+def test_links_are_relative_files_that_exist_and_anchors_that_exist(
+    batches: Batches, tmp_path: Path
+) -> None:
+    out = tmp_path / "reports" / "report.html"
+    out.parent.mkdir()
+    page = render([batches.out], out)
+    hrefs = page.hrefs()
+    files = [h for h in hrefs if not h.startswith("#")]
+    assert len(files) > 20
+    for href in files:
+        assert "://" not in href and not href.startswith("/")
+        assert (out.parent / unquote(href)).resolve().is_file(), href
+    for href in hrefs:
+        if href.startswith("#"):
+            assert href[1:] in page.ids, href
+    # Nothing a browser would fetch: no src at all, the only <link> is the inline icon.
+    assert not [a for _, a in page.tags if "src" in a or "srcset" in a]
+    assert [a["href"] for t, a in page.tags if t == "link"] == ["data:,"]
+    assert [t for t, _ in page.tags if t in ("script", "iframe", "object", "img", "form")] == []
+
+
+def test_the_wilson_interval_is_computed_when_the_summary_has_none(
+    batches: Batches, tmp_path: Path
+) -> None:
+    page = render([batches.judged], tmp_path / "r.html")
+    text = "".join(page.text)
+    assert "3.0% – 56.4%" in text  # 1 of 6: Wilson 95% [0.0300, 0.5636], worked by hand
+    assert "judge-x" in text and "Stage 1 only" not in text
+
+
+def test_secrets_in_a_recorded_request_are_redacted_again(tmp_path: Path) -> None:
+    batch = tmp_path / "batch-20260103-120000"
+    task = task_json("cart-00")
+    run = reference_run(batch, "cart-00", task, request={"url": CART, "method": "POST"})
+    record = json.loads((run / "data" / "interception.json").read_text())
+    record["request"].update(
+        url=f"{CART}?api_key=key-in-url-5511",
+        headers={"Authorization": "Bearer sk-live-7781", "X-Note": "kept"},
+        body={"item": "mug", "password": "hunter2-9921", "nested": {"session_id": "s-4410"}},
+    )
+    (run / "data" / "interception.json").write_text(json.dumps(record))
+    assert score([str(batch), "--no-judge"]) == 0
+    render([batch], tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text()
+    for secret in ("key-in-url-5511", "sk-live-7781", "hunter2-9921", "s-4410"):
+        assert secret not in html
+    assert html.count("[REDACTED]") == 3 and "api_key=%5BREDACTED%5D" in html and "kept" in html
+
+
+def test_optional_fields_are_shown_when_present(batches: Batches, tmp_path: Path) -> None:
+    out = copy_out(batches, tmp_path)
+    batch = out / batches.judged.name
+    s = summary(batch)
+    ours = next(t for t in s["tasks"] if t["model"] == "qwen/qwen3-coder" and t["final_pass"])
+    entry = next(e for e in s["entries"] if e["model"] == "qwen/qwen3-coder")
+    entry["pass_rate_with_judge_ci"] = [0.0421, 0.6133]
+    s["judges"] = ["judge-x", "judge-y"]
+    s["agreement"] = {
+        "per_judge": {
+            "judge-x": {"pass_rate": 0.3333, "n": 3},
+            "judge-y": {"pass_rate": 0.0, "n": 3},
+        },
+        "pairwise_kappa": [{"a": "judge-x", "b": "judge-y", "kappa": -0.125}],
+        "fleiss_kappa": 0.4171,
+        "disagreements": [{"run_dir": ours["run_dir"], "judge-x": True, "judge-y": False}],
+    }  # fmt: skip
+    (batch / "rescore-summary.json").write_text(json.dumps(s))
+    extra = json.loads((batch / ours["run_dir"] / "data" / "judge.json").read_text())
+    extra.update(judge_model="judge-y", match=False, reason="judge-y says: <i>no</i>")
+    (batch / ours["run_dir"] / "data" / "judge.judge-y.json").write_text(json.dumps(extra))
+
+    page = render([batch], tmp_path / "r.html")
+    text = "".join(page.text)
+    assert "agreement" in page.ids
+    assert "0.417" in text and "-0.125" in text and "pass rate" in text
+    links = [h for h in page.hrefs() if h.startswith("#run-")]
+    disagreeing = next(a for t, a in page.tags if t == "a" and a.get("class") == "mono")
+    assert disagreeing["href"] in links
+    assert "4.2% – 61.3%" in text  # the summary's interval, not recomputed
+    assert "judge-y says: <i>no</i>" in text and "data/judge.judge-y.json" in text
+    assert "claims success" in text and "curl 8.5.0" in text and "1234" in text
+    assert "claims failure" in text and "Could not find the cart." in text
+
+
+def test_missing_and_broken_files_are_notes_not_failures(batches: Batches, tmp_path: Path) -> None:
+    out = copy_out(batches, tmp_path)
+    batch = out / batches.judged.name
+    runs = {t["test_case"] + t["model"]: batch / t["run_dir"] for t in summary(batch)["tasks"]
+            if t["run_dir"]}  # fmt: skip
+    (runs["cart-01anthropic/claude-sonnet-4-6"] / "data" / "judge.json").write_text("{not json")
+    (runs["cart-03anthropic/claude-sonnet-4-6"] / "data" / "requests.jsonl").unlink()
+    shutil.rmtree(runs["cart-02anthropic/claude-sonnet-4-6"])
+    with (runs["cart-00qwen/qwen3-coder"] / "data" / "requests.jsonl").open("a") as log:
+        log.write('{"url": "https://shop.example.com/api/cart", "near_miss": ["cut')
+    page = render([out], tmp_path / "r.html")
+    text = "".join(page.text)
+    assert "data/judge.json: unreadable or truncated JSON" in text
+    assert "No request log (data/requests.jsonl)." in text
+    assert "run-meta.json: missing" in text
+    assert 'body: key \'item\' expected "red mug", got "blue mug"' in text  # the real near miss
+    assert len([a for t, a in page.tags if t == "details" and "data-run" in a]) == 11
+
+
+def test_cli_errors_are_one_line_and_exit_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = tmp_path / "batch-20260104-120000"
+    reference_run(batch, "cart-00", task_json("cart-00"))
+    assert main([str(batch), "-o", str(tmp_path / "r.html")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run clawbench-score on it first" in err
+    assert not (tmp_path / "r.html").exists()
+    assert main([str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "absent"),
+    [
+        ('"><script>alert(1)</script>', "<script>"),
+        ("' onmouseover='alert(1)", "' onmouseover"),
+        ("</td></tr></table><img src=x>", "<img"),
+    ],
+)
+def test_markup_escapes_text_and_attributes(value: str, absent: str) -> None:
+    html = el("td", value, title=value, data_model=value)
+    assert absent not in html and html.count("<td") == 1 and html.endswith("</td>")
+    assert absent not in join([value, [value]])
+
+
+def test_bad_tag_or_attribute_names_are_refused() -> None:
+    with pytest.raises(ValueError):
+        el("td onclick=x")
+    with pytest.raises(ValueError):
+        el("td", **{"on click": "x"})
+
+
+def test_public_surface() -> None:
+    assert sorted(html_report.__all__) == [
+        "Report",
+        "ReportError",
+        "load_report",
+        "render_report",
+        "write_report",
+    ]
