@@ -26,6 +26,7 @@ from mitmproxy import ctx, exceptions, http, tcp, udp
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
 from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
+from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
 from proxy_addon.addon.options import (
     Settings,
     block_response,
@@ -151,11 +152,13 @@ class ClawbenchInterceptor:
             return
         if flow.response is not None:
             return
+        if is_model_call(flow):  # the agent's LLM call (clawbench_model_hosts): never a commit
+            if self.settings.routes:
+                self._route(flow.request)
+            return
         found = evaluate(self.matcher, flow.request, self.settings.max_body)
         if self.settings.routes:
-            self._route(
-                flow.request
-            )  # a match too: were the block to fail, the test upstream sees it
+            self._route(flow.request)  # a match too: were the block to fail, the route sees it
         if found.result.match:
             self._block(flow)
             self._record(flow, found)
@@ -166,7 +169,7 @@ class ClawbenchInterceptor:
         # matched, it is the commit request and must be credited, body unverified. (Checked
         # here rather than in a requestheaders hook: one hook less on every request.) Either
         # way it was a request the agent sent, so it gets its line in requests.jsonl.
-        if _DONE in flow.metadata or self.matcher is None:
+        if _DONE in flow.metadata or self.matcher is None or is_model_call(flow):
             return
         if flow.error is None or "body_size_limit" not in flow.error.msg:
             return
@@ -228,4 +231,4 @@ class ClawbenchInterceptor:
         self.files.append(line)
 
 
-addons = [ClawbenchInterceptor()]
+addons = [ClawbenchModelTraffic(), ClawbenchInterceptor()]  # usage.json before .proxy-ready
