@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from proxy_addon.matching.matcher import Matcher
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
-from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
+from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, write_meta
 
@@ -131,13 +130,7 @@ def load(run: PreparedRun) -> None:
     run.task_bytes = raw
     run.task_sha256 = hashlib.sha256(raw).hexdigest()
     write_bytes_atomic(run.run_dir / "task.json", raw)
-    task = run.task = load_task(src)
-    try:
-        Matcher(task.eval_schema)
-    except Exception as e:  # re.error: the addon would refuse this task at startup
-        raise TaskError(
-            src, "eval_schema.url_pattern", f"does not compile: {e} ({REGEX_FIX})"
-        ) from e
+    run.task = load_task(src)  # a url_pattern that does not compile is a TaskError here
     run.view = agent_view(run.task, src.parent)
 
 
