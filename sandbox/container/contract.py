@@ -99,6 +99,8 @@ class SandboxReport(BaseModel):
     detail: str | None = None
     agent_exit_code: int | None = None
     egress_blocked: int | None = None
+    peak_memory_bytes: int | None = None
+    """The container's highest memory use (agent, browser and proxy together)."""
     ipv6: bool = False
     submit_page: bool = False
     listen: list[str] = Field(default_factory=list)

@@ -27,7 +27,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from sandbox.container import firewall, trust
+from sandbox.container import firewall, resources, trust
 from sandbox.container.agent import (
     AGENT_LOG_LIMIT,
     AGENT_OOM_SCORE,
@@ -271,6 +271,7 @@ class Session:
             detail=detail,
             agent_exit_code=code,
             egress_blocked=blocked,
+            peak_memory_bytes=resources.peak_memory(),
             ipv6=self.ipv6,
             submit_page=self.config.submit_page,
             listen=self.listen,

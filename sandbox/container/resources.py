@@ -44,6 +44,16 @@ def pids_refusals(root: Path = CGROUP) -> int:
     return _counter([root / "pids.events", root / "pids" / "pids.events"], "max")
 
 
+def peak_memory(root: Path = CGROUP) -> int | None:
+    """The container's highest memory use so far, in bytes (None when the cgroup says not)."""
+    for path in (root / "memory.peak", root / "memory" / "memory.max_usage_in_bytes"):
+        try:
+            return int(path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
 def full_mounts(mounts: Iterable[str]) -> list[str]:
     """The agent's writable mounts that are (nearly) full."""
     full = []
@@ -69,4 +79,4 @@ def exhausted(mounts: Iterable[str], root: Path = CGROUP) -> str | None:
     return "; ".join(found) or None
 
 
-__all__ = ["exhausted", "full_mounts", "oom_kills", "pids_refusals"]
+__all__ = ["exhausted", "full_mounts", "oom_kills", "peak_memory", "pids_refusals"]

@@ -201,6 +201,7 @@ class DockerExecutor:
             "upstream_ca": req.upstream_ca is not None,
             "mitm_options": dict(req.mitm_options),
             "ipv6": report.ipv6 if report else None,
+            "peak_memory_bytes": report.peak_memory_bytes if report else None,
             "listen": report.listen if report else [],
             "agent_exit_code": report.agent_exit_code if report else None,
             "report_detail": report.detail if report else None,

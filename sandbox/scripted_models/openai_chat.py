@@ -256,6 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         model = str(body.get("model", "scripted"))
+        time.sleep(self.server.latency)
         content, usage = self.server.script.reply(body)
         if not body.get("stream"):
             self._json(200, completion(model, content, usage))
@@ -277,9 +278,17 @@ class ScriptedServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, steps: Sequence[dict[str, Any]], host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        steps: Sequence[dict[str, Any]],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+    ):
         super().__init__((host, port), _Handler)
         self.script = Script(list(steps))
+        self.latency = latency
+        """Seconds each reply waits, like a real model's (the harness benchmark's)."""
 
     @property
     def url(self) -> str:
@@ -296,8 +305,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--script", type=Path, required=True, help="the steps (a JSON list)")
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     args = p.parse_args(argv)
-    server = ScriptedServer(json.loads(args.script.read_text()), args.host, args.port)
+    steps = json.loads(args.script.read_text())
+    server = ScriptedServer(steps, args.host, args.port, args.latency)
     print(f"scripted model on {server.url}", flush=True)
     server.serve_forever()
     return 0
