@@ -27,6 +27,7 @@ from sandbox.agents.request_script import dump_script
 from sandbox.container.trust import client_env
 from sandbox.demo.browser_use import TIME_LIMIT_S, Launch, launch
 from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
+from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 
@@ -234,6 +235,7 @@ class LocalExecutor:
         if self.demo.harness == "browser-use":
             model = self.setup.agent_model
             block["agent_model"] = model.name if model else "scripted (openai_chat)"
+            return {"demo": block, "harness_version": BROWSER_USE.version}
         return {"demo": block}
 
     def _run_agent(

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
+from sandbox.harnesses import get_harness
 from sandbox.host import docker_api as engine
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
@@ -174,7 +175,10 @@ class DockerExecutor:
         write_bytes_atomic(data / "container.log", container.logs(stdout=True, stderr=True))
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
-        return {"sandbox": self._sandbox_block(run)}
+        blocks: dict[str, Any] = {"sandbox": self._sandbox_block(run)}
+        if self.req.agent.kind == "harness":
+            blocks["harness_version"] = get_harness(self.req.agent.harness).version
+        return blocks
 
     def _sandbox_block(self, run: PreparedRun) -> dict[str, Any]:
         """run-meta.json's `sandbox` block: how the run was contained."""
