@@ -156,7 +156,8 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         log = [
             json.loads(line) for line in (run / "data" / "requests.jsonl").read_text().splitlines()
         ]
-        site = [e for e in log if not e.get("model_call")]  # browser-use's model calls apart
+        # the demo site's requests: not browser-use's model calls, not Chromium's own traffic
+        site = [e for e in log if not e.get("model_call") and ".clawbench.test" in e["url"]]
         assert sum(e["blocked"] for e in site) == 1 and site[0]["method"] == "GET"
         if run.name.startswith("browser-use-"):  # a real agent: its model calls were counted
             usage = json.loads((run / "run-meta.json").read_text())["agent_usage"]
