@@ -29,7 +29,7 @@ def _score_main() -> Callable[[Sequence[str] | None], int]:
 def check_judge(judge_model: str, models_yaml: Path | None = None) -> None:
     """JudgeUnavailable unless the judge resolves (entry found, key set), as the scorer will."""
     _score_main()
-    from scorer.models_config import ConfigError, resolve_judge
+    from scorer.models_yaml import ConfigError, resolve_judge
 
     try:
         resolve_judge(judge_model, models_yaml)

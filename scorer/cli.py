@@ -124,7 +124,7 @@ def _output(args: argparse.Namespace, shown: list[Any], line: str) -> None:
         return
     from rich.console import Console
 
-    from scorer.report import print_batches
+    from scorer.display import print_batches
 
     console = Console()
     print_batches(shown, console)
@@ -138,7 +138,7 @@ def _warm_table() -> None:
 
     from rich.console import Console
 
-    from scorer.report import Shown, print_batches
+    from scorer.display import Shown, print_batches
 
     print_batches([Shown("·", {"entries": [], "tasks": []}, "→")], Console(file=io.StringIO()))
 
@@ -146,8 +146,8 @@ def _warm_table() -> None:
 def _up_to_date(args: argparse.Namespace, path: Path, key: dict[str, Any]) -> bool:
     """Answer from the score index when nothing changed; False to score in full."""
     from scorer import index
-    from scorer.discover import sweep_temp_files
-    from scorer.report import Shown
+    from scorer.batch.discovery import sweep_temp_files
+    from scorer.display import Shown
 
     if args.force or (path / "run-meta.json").is_file():
         return False
@@ -156,7 +156,7 @@ def _up_to_date(args: argparse.Namespace, path: Path, key: dict[str, Any]) -> bo
         return False
     sweep_temp_files(path)
     if args.csv:
-        from scorer.leaderboard import merge_csv
+        from scorer.batch.leaderboard import merge_csv
 
         rows = [e["leaderboard"] for s in saved for e in s["entries"] if e["leaderboard"]]
         merge_csv(args.csv, rows)
@@ -166,7 +166,7 @@ def _up_to_date(args: argparse.Namespace, path: Path, key: dict[str, Any]) -> bo
 
 
 def _scored(result: Any) -> tuple[list[Any], str]:
-    from scorer.report import Shown
+    from scorer.display import Shown
 
     shown = []
     for br in result.batches:
@@ -217,7 +217,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except ValueError:  # not the main thread (an embedding caller): leave signals alone
         previous = None
     try:
-        from scorer.leaderboard import LeaderboardError, check_csv, merge_csv
+        from scorer.batch.leaderboard import LeaderboardError, check_csv, merge_csv
 
         try:
             if args.csv:
@@ -227,11 +227,11 @@ def _main(argv: Sequence[str] | None) -> int:
         except LeaderboardError as e:
             print(f"clawbench-score: {e}", file=sys.stderr)
             return EXIT_USAGE
-        from scorer.corpus import CorpusError
-        from scorer.discover import DiscoveryError
-        from scorer.engine import JudgeFatal
-        from scorer.models_config import ConfigError
-        from scorer.pipeline import ScoreOptions, score
+        from scorer.batch.corpus import CorpusError
+        from scorer.batch.discovery import DiscoveryError
+        from scorer.judge.scheduler import JudgeFatal
+        from scorer.models_yaml import ConfigError
+        from scorer.scoring import ScoreOptions, score
 
         opts = ScoreOptions(
             path=path,
@@ -255,11 +255,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if sys.stderr.isatty():
             from rich.console import Console
 
-            from scorer.report import ProgressReporter
+            from scorer.display import ProgressReporter
 
             reporter = ProgressReporter(Console(stderr=True))
         elif args.progress:  # a log or a pipe: rich's transient bar would draw nothing there
-            from scorer.report import PlainProgress
+            from scorer.display import PlainProgress
 
             reporter = PlainProgress(sys.stderr)
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scorer.cli import main
-from scorer.pipeline import ScoreOptions, score
+from scorer.scoring import ScoreOptions, score
 from tests.scorer.builder import reference_run, task_json, write_corpus
 from tests.scorer.conftest import FAKE_KEY, models_yaml
 from tests.support.judge_server import JudgeCall, JudgeServer, Reply, error, verdict

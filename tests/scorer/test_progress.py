@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scorer.engine import JudgeJob, JudgeResult
-from scorer.report import PlainProgress
-from scorer.verdict import Verdict
+from scorer.display import PlainProgress
+from scorer.judge.scheduler import JudgeJob, JudgeResult
+from scorer.judge.verdict import Verdict
 from tests.conftest import ROOT
 from tests.scorer.builder import reference_run, task_json
 from tests.scorer.conftest import models_yaml

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.outcome import Outcome, RubricVerdict, Stage1, result_category
-from scorer.plan import finish
-from scorer.summary import Options, summarize
+from scorer.batch.rescore_summary import Options, summarize
+from scorer.batch.runplan import finish
+from scorer.batch.scored_run import Outcome, RubricVerdict, Stage1, result_category
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -207,7 +207,7 @@ def test_build_models_builds_what_pydantic_defers() -> None:
     at the end does not pay for it; a model left deferred would be built again there. In a fresh
     interpreter: in this one another test may have built them already."""
     code = (
-        "from scorer import summary as s\n"
+        "from scorer.batch import rescore_summary as s\n"
         "models = (s.Tokens, s.LeaderboardRow, s.Counts, s.Entry, s.TaskRow, s.Summary)\n"
         "before = [m.__name__ for m in models if m.__pydantic_complete__]\n"
         "s.build_models()\n"

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scorer.outcome import Outcome
+from scorer.batch.scored_run import Outcome
 
 # Built by build_models() while the judge calls are out, or when first used: not on the way to the
 # first call.

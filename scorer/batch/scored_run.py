@@ -20,8 +20,8 @@ from proxy_addon.records.outcome import (
     is_infra_stop,
     scored_category,
 )
-from scorer.recheck import SKIPPED, Recheck
-from scorer.runs import RunRecord
+from scorer.batch.recheck import SKIPPED, Recheck
+from scorer.batch.rundir import RunRecord
 
 
 def runner_category(rec: RunRecord) -> str | None:

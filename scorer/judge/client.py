@@ -1,4 +1,4 @@
-"""One judge call through the openai client (max_retries=0: scorer.engine owns the retries).
+"""One judge call through the openai client (max_retries=0: the scheduler owns retries).
 
 Chat completions for every api_type but openai-responses (Gemini and Anthropic through their
 OpenAI-compatible endpoints). Provider-specific parameters go only to providers known to take
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from scorer.models_config import JudgeConfig
+from scorer.models_yaml import JudgeConfig
 
 OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
 _ANTHROPIC_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16000}

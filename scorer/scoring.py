@@ -21,16 +21,23 @@ from typing import Any
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.runpath import identify_from_paths
 from scorer import index, preload
-from scorer.corpus import Corpus, load_corpus
-from scorer.discover import Batch, find_batches
-from scorer.engine import Engine, EngineStats, JudgeJob, JudgeResult
-from scorer.models_config import DEFAULT_JUDGE, resolve_judge
-from scorer.outcome import RubricVerdict
-from scorer.plan import JudgeSpec, Plan, finish, plan_run, run_key
-from scorer.prompts import DUMP_LIMIT, prompt_version
-from scorer.runs import RunRecord, load_data, load_meta
-from scorer.store import Files, Writer, judge_record, meta_file, verdict_file, write_if_changed
-from scorer.summary import Options, Summary, build_models, counted_runs, summarize
+from scorer.batch.corpus import Corpus, load_corpus
+from scorer.batch.discovery import Batch, find_batches
+from scorer.batch.rescore_summary import Options, Summary, build_models, counted_runs, summarize
+from scorer.batch.rundir import RunRecord, load_data, load_meta
+from scorer.batch.runplan import JudgeSpec, Plan, finish, plan_run, run_key
+from scorer.batch.scored_run import RubricVerdict
+from scorer.batch.writer import (
+    Files,
+    Writer,
+    judge_record,
+    meta_file,
+    verdict_file,
+    write_if_changed,
+)
+from scorer.judge.prompts import DUMP_LIMIT, prompt_version
+from scorer.judge.scheduler import Engine, EngineStats, JudgeJob, JudgeResult
+from scorer.models_yaml import DEFAULT_JUDGE, resolve_judge
 
 RUBRIC_SETS = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
 _YIELD_EVERY = 4  # runs planned between two turns of the event loop (a few ms)
@@ -195,7 +202,7 @@ class _Session:
         self.reporter.judged(res)
 
     def start_engine(self) -> None:
-        from scorer.judge import JudgeClient
+        from scorer.judge.client import JudgeClient
 
         assert self.spec is not None
         client = JudgeClient(self.spec.config, self.opts.timeout)

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from proxy_addon.tasks.model import Task
-from scorer.cache import cache_key, our_judge_path, read_prior, read_record
-from scorer.corpus import Corpus, CorpusTask
-from scorer.engine import JudgeJob
-from scorer.models_config import JudgeConfig
-from scorer.outcome import Outcome, RubricVerdict, Stage1, result_category, stage1
-from scorer.prompts import request_dump
-from scorer.recheck import SKIPPED, recheck
-from scorer.runs import RunRecord
+from scorer.batch.corpus import Corpus, CorpusTask
+from scorer.batch.recheck import SKIPPED, recheck
+from scorer.batch.rundir import RunRecord
+from scorer.batch.scored_run import Outcome, RubricVerdict, Stage1, result_category, stage1
+from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
+from scorer.judge.prompts import request_dump
+from scorer.judge.scheduler import JudgeJob
+from scorer.models_yaml import JudgeConfig
 
 
 @dataclass

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorer.judge import JudgeCallError, JudgeClient
-from scorer.limiter import AimdLimiter
-from scorer.prompts import render
-from scorer.verdict import RAW_LIMIT, Verdict, parse_verdict
+from scorer.judge.client import JudgeCallError, JudgeClient
+from scorer.judge.limiter import AimdLimiter
+from scorer.judge.prompts import render
+from scorer.judge.verdict import RAW_LIMIT, Verdict, parse_verdict
 
 
 class JudgeFatal(RuntimeError):

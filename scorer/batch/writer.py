@@ -19,11 +19,11 @@ from typing import Any
 from proxy_addon.records.atomic import dump_json, write_bytes_atomic
 from proxy_addon.records.runmeta import merged_run_meta
 from scorer import index
-from scorer.cache import our_judge_path
-from scorer.discover import sweep_temp_files
-from scorer.engine import JudgeResult
-from scorer.plan import JudgeSpec, Pending, Plan, meta_updates
-from scorer.verdict import JudgeRecord, Usage
+from scorer.batch.discovery import sweep_temp_files
+from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
+from scorer.judge.cache import our_judge_path
+from scorer.judge.scheduler import JudgeResult
+from scorer.judge.verdict import JudgeRecord, Usage
 
 Files = list[tuple[Path, bytes]]
 
