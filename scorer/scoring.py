@@ -1,101 +1,206 @@
-"""clawbench-score's work: read the runs, judge what needs it, write the results.
+"""The scorer as a library: score(ScoreOptions) -> ScoreResult; clawbench-score is a thin shell.
 
-First every run-meta.json is read, which says which runs count (re-runs count once, the
-newest; tasks outside the corpus not at all). Then, inside the event loop, each run is read in
-full and planned, and its judge calls start at once, so reading the batch overlaps the calls.
-Judge files and run-meta.json are written as verdicts arrive (store.Writer); the batch summary
-last. An interrupted batch resumes from its judge files.
+    from scorer.scoring import ScoreOptions, resolve_judge, score
+    judge = resolve_judge("gpt-x", Path("models.yaml"))  # ConfigError names the file and fix
+    result = score(ScoreOptions(paths=[batch_dir], judges=[judge]))  # or judges=["gpt-x"]
+    for batch in result.batches: print(batch.summary.pass_rate_with_judge, batch.runs[0])
+
+Every run-meta.json is read first: it says which runs count (re-runs count once, the newest;
+tasks outside the corpus not at all). Each run is then read in full and planned, the judge asked
+for what is not saved yet (each verdict written as it arrives), and rescore-summary.json written
+per batch. An interrupted batch resumes from its judge files.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import json
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.runpath import identify_from_paths
-from scorer import index, preload
-from scorer.batch.corpus import Corpus, load_corpus
-from scorer.batch.discovery import Batch, find_batches
-from scorer.batch.rescore_summary import Options, Summary, build_models, counted_runs, summarize
+from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
+from scorer.batch.corpus import Corpus, CorpusError, load_corpus
+from scorer.batch.discovery import Batch, DiscoveryError, find_batches
+from scorer.batch.judging import CallSettings, Judging, NoProgress, Progress
+from scorer.batch.leaderboard import LeaderboardError, check_csv, merge_csv
+from scorer.batch.rescore_summary import Summary
 from scorer.batch.rundir import RunRecord, load_data, load_meta
-from scorer.batch.runplan import JudgeSpec, Plan, finish, plan_run, run_key
-from scorer.batch.scored_run import RubricVerdict
-from scorer.batch.writer import (
-    Files,
-    Writer,
-    judge_record,
-    meta_file,
-    verdict_file,
-    write_if_changed,
-)
-from scorer.judge.prompts import DUMP_LIMIT, prompt_version
-from scorer.judge.scheduler import Engine, EngineStats, JudgeJob, JudgeResult
-from scorer.models_yaml import DEFAULT_JUDGE, resolve_judge
+from scorer.batch.runplan import JudgeSpec, Plan, plan_run, run_key
+from scorer.batch.writer import Writer, write_if_changed
+from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
+from scorer.judge.scheduler import JudgeFatal, JudgeStats
+from scorer.models_yaml import ConfigError, JudgeConfig, resolve_judge
 
-RUBRIC_SETS = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
-_YIELD_EVERY = 4  # runs planned between two turns of the event loop (a few ms)
+SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
+"""What score() raises for bad input or a judge that cannot serve: each says what and where in
+one line, so a caller prints it without a traceback."""
 
 
 @dataclass
 class ScoreOptions:
-    path: Path
+    """What to score and how. No judges: Stage 1 only (--no-judge).
+
+    A judge is given resolved (resolve_judge) or by name: an entry of models_yaml or the built-in
+    default, resolved once the paths and the corpus are known to be good.
+    """
+
+    paths: Sequence[Path]
+    judges: Sequence[JudgeConfig | str] = ()  # the first decides final_pass
+    models_yaml: Path | None = None
+    env: Mapping[str, str] | None = None  # for ${ENV} and keys (default os.environ)
     tasks: Path | None = None
     n_total: int | None = None
-    models_yaml: Path | None = None
-    judge_model: str = DEFAULT_JUDGE
-    rubric: str = "strict"
-    no_judge: bool = False
+    rubric: str = "strict"  # strict | lenient | both (strict decides)
     concurrency: int = 16
     force: bool = False
-    limit: int | None = None
+    limit: int | None = None  # judge at most this many runs this time
     enforce_recheck: bool = False
     dataset: str | None = None
+    csv: Path | None = None  # merge the leaderboard rows into this CSV
     timeout: float = 60.0
     dump_limit: int = DUMP_LIMIT
     backoff: float = 0.5
     rate_deadline: float = 600.0
-    env: Mapping[str, str] | None = None
-    index_key: dict[str, Any] | None = None  # set: keep the score index (scorer.index) up to date
-    warm: Callable[[], None] | None = None  # the caller's work for the end, done while judging
 
 
-class Reporter:
-    """Progress callbacks; the default reports nothing."""
+@dataclass(frozen=True)
+class RunScore:
+    """One run as scored."""
 
-    def queued(self, n: int) -> None: ...
-
-    def judged(self, result: JudgeResult) -> None: ...
-
-    def done(self) -> None: ...
+    run_dir: Path
+    test_case: str | None
+    intercepted: bool  # Stage 1 credit (after --enforce-recheck)
+    judge_match: bool | None
+    final_pass: bool
+    result_category: str
 
 
 @dataclass
-class BatchResult:
-    batch: Batch
+class BatchScore:
+    """One batch: its summary (rescore-summary.json's content) and every run."""
+
+    path: Path
+    single_run: bool
     summary: Summary
-    written: bool
-    summary_json: dict[str, Any]  # summary.to_json(), made once
+    written: bool  # rescore-summary.json rewritten (False: unchanged, or a single run)
+    runs: list[RunScore] = field(default_factory=list)
 
 
 @dataclass
 class ScoreResult:
-    batches: list[BatchResult] = field(default_factory=list)
-    stats: EngineStats | None = None
+    batches: list[BatchScore] = field(default_factory=list)
+    judge: JudgeStats | None = None  # None when no call was made
     runs: int = 0
+    to_judge: int = 0
     cached: int = 0
     reused_priors: int = 0
-    to_judge: int = 0
     pending_left: int = 0  # verdicts a re-run would still ask for (errors, --limit)
     kept_on_error: int = 0  # --force calls that failed: the saved verdict stands
     write_errors: list[str] = field(default_factory=list)
-    swept: int = 0
+
+
+def resolve_judges(opts: ScoreOptions) -> list[JudgeConfig]:
+    """The judges of opts, resolved (ConfigError names the models.yaml file, entry and fix)."""
+    return [
+        j if isinstance(j, JudgeConfig) else resolve_judge(j, opts.models_yaml, opts.env)
+        for j in opts.judges
+    ]
+
+
+def _judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
+    judges = resolve_judges(opts)
+    if not judges:
+        return None
+    if opts.rubric not in RUBRIC_CHOICES:
+        raise ValueError(f"rubric {opts.rubric!r}: use one of {', '.join(RUBRIC_CHOICES)}")
+    rubrics = RUBRIC_CHOICES[opts.rubric]
+    versions = {r: prompt_version(r) for r in rubrics}
+    return JudgeSpec(judges[0], rubrics, versions, opts.force, opts.dump_limit)
+
+
+def _find(paths: Sequence[Path]) -> list[Batch]:
+    """The batches under every path (DiscoveryError before any work), each once."""
+    seen: dict[Path, Batch] = {}
+    for path in paths:
+        for batch in find_batches(path):
+            seen.setdefault(batch.path.resolve(), batch)
+    return list(seen.values())
+
+
+def _read(batch: Batch, corpus: Corpus | None, writer: Writer) -> tuple[list[RunRecord], set[Path]]:
+    """The batch's run-meta.json files, and which runs count."""
+    if not batch.single_run:
+        writer.sweep(batch.path)
+    recs = [load_meta(d) for d in batch.runs]
+    identify_from_paths(recs, corpus.tasks if corpus is not None else ())
+    keys = [run_key(r, corpus) for r in recs]
+    return recs, {k.run_dir for k in counted_runs(keys, corpus is not None)}
+
+
+def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
+    """Score every batch under opts.paths. Before any work: ConfigError, CorpusError,
+    DiscoveryError, LeaderboardError; JudgeFatal when the judge cannot serve the batch."""
+    if opts.csv is not None:
+        check_csv(opts.csv)
+    batches = _find(opts.paths)
+    corpus = load_corpus(opts.tasks) if opts.tasks else None
+    spec = _judge_spec(opts)
+    writer = Writer()
+    judging = Judging(spec, writer, progress or NoProgress())
+    result = ScoreResult()
+    planned: list[tuple[Batch, list[RunRecord], list[Plan]]] = []
+    try:
+        chosen: list[tuple[Plan, bool]] = []
+        for batch in batches:
+            recs, counted = _read(batch, corpus, writer)
+            plans = [plan_run(load_data(r), corpus, spec, opts.enforce_recheck) for r in recs]
+            chosen += [(p, p.rec.dir in counted) for p in plans]
+            planned.append((batch, recs, plans))
+        result.runs = len(chosen)
+        to_judge = judging.select(chosen, opts.limit)
+        calls = CallSettings(opts.concurrency, opts.timeout, opts.backoff, opts.rate_deadline)
+        result.judge = judging.judge(to_judge, calls)
+    finally:
+        result.write_errors = writer.errors
+        for name in ("to_judge", "cached", "reused_priors", "pending_left", "kept_on_error"):
+            setattr(result, name, getattr(judging.tally, name))
+    for batch, recs, plans in planned:
+        result.batches.append(_batch_score(batch, recs, plans, opts, spec, corpus))
+    if opts.csv is not None:
+        merge_csv(opts.csv, _leaderboard_rows(result))
+    return result
+
+
+def _batch_score(
+    batch: Batch,
+    recs: list[RunRecord],
+    plans: list[Plan],
+    opts: ScoreOptions,
+    spec: JudgeSpec | None,
+    corpus: Corpus | None,
+) -> BatchScore:
+    summary = summarize(
+        batch.path, [p.scored for p in plans], _options(opts, spec, corpus, batch, recs)
+    )
+    written = False
+    if not batch.single_run:
+        written = write_if_changed(batch.path / "rescore-summary.json", summary.to_json())
+    runs = [_run_score(p) for p in plans]
+    return BatchScore(batch.path, batch.single_run, summary, written, runs)
+
+
+def _run_score(plan: Plan) -> RunScore:
+    o = plan.scored
+    primary = o.primary
+    match = primary.match if primary is not None else None
+    return RunScore(o.run_dir, o.test_case, o.credited, match, o.final_pass, o.result_category)
+
+
+def _leaderboard_rows(result: ScoreResult) -> list[dict[str, str]]:
+    rows = [e.leaderboard for b in result.batches for e in b.summary.entries]
+    return [r.model_dump() for r in rows if r is not None]
 
 
 def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -> str | None:
@@ -114,6 +219,7 @@ def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -
 
 
 def _batch_elapsed(batch: Batch) -> float | None:
+    """batch-summary.json's elapsed_seconds, whoever wrote it (ours or the reference's)."""
     try:
         data = json.loads((batch.path / "batch-summary.json").read_bytes())
         value = data.get("elapsed_seconds") if isinstance(data, dict) else None
@@ -122,195 +228,14 @@ def _batch_elapsed(batch: Batch) -> float | None:
         return None
 
 
-class _Session:
-    """One invocation's state between reading, judging and summarising."""
-
-    def __init__(self, opts: ScoreOptions, reporter: Reporter) -> None:
-        self.opts = opts
-        self.reporter = reporter
-        self.corpus = load_corpus(opts.tasks) if opts.tasks else None
-        self.spec: JudgeSpec | None = None
-        if not opts.no_judge:
-            rubrics = RUBRIC_SETS[opts.rubric]
-            config = resolve_judge(opts.judge_model, opts.models_yaml, opts.env)
-            versions = {r: prompt_version(r) for r in rubrics}
-            self.spec = JudgeSpec(config, rubrics, versions, opts.force, opts.dump_limit)
-        self.result = ScoreResult()
-        self.writer = Writer(stat_runs=opts.index_key is not None)
-        self.plans: dict[int, Plan] = {}
-        self.engine: Engine | None = None
-        self.backlog: list[JudgeJob] = []
-        self.judged_runs = 0
-        self.imported: threading.Event | None = None
-        self.warming: threading.Thread | None = None  # preload.later: what the end needs
-
-    def plan(self, rec: RunRecord, counted: bool) -> Plan:
-        plan = plan_run(load_data(rec), self.corpus, self.spec, self.opts.enforce_recheck)
-        limit = self.opts.limit
-        if plan.pending and counted and (limit is None or self.judged_runs < limit):
-            if self.imported is None:
-                self.imported = preload.start()
-            self.judged_runs += 1
-            self.plans[id(plan)] = plan
-            jobs = [p.job for p in plan.pending.values()]
-            self.result.to_judge += len(jobs)
-            self.reporter.queued(len(jobs))
-            if self.engine is not None:
-                for job in jobs:
-                    self.engine.submit(job)
-            else:
-                self.backlog.extend(jobs)
-        else:
-            if plan.pending and counted:
-                self.result.pending_left += len(plan.pending)  # left by --limit
-            for rubric, pending in plan.pending.items():
-                if pending.saved is not None:  # not judged this time: the verdict on disk stands
-                    plan.outcome.verdicts[rubric] = pending.saved
-            plan.pending.clear()  # or a superseded re-run, or a task outside the corpus
-            finish(plan.outcome)
-            self.writer.write(meta_file(plan), plan.rec.dir, last=True)
-        verdicts = plan.outcome.verdicts.values()
-        self.result.cached += sum(v.cached for v in verdicts)
-        self.result.reused_priors += sum(v.source.startswith("reference") for v in verdicts)
-        return plan
-
-    def on_result(self, res: JudgeResult) -> None:
-        plan = self.plans[res.job.key[0]]
-        rubric, v = res.job.rubric, res.verdict
-        pending = plan.pending.pop(rubric)
-        saved = pending.saved
-        files: Files = []
-        if v.match is None and saved is not None and saved.match is not None:
-            # --force and the judge failed: the verdict on disk stands (an error never erases)
-            plan.outcome.verdicts[rubric] = saved
-            plan.outcome.notes.append(
-                f"{rubric}: judge error ({v.error}); the saved verdict stands"
-            )
-            self.result.kept_on_error += 1
-        else:
-            record = judge_record(self.spec, plan, pending, res)  # type: ignore[arg-type]
-            plan.outcome.verdicts[rubric] = RubricVerdict(
-                v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
-            )
-            if v.match is None:
-                self.result.pending_left += 1  # a re-run asks again
-            files = verdict_file(record, plan)
-        if not plan.pending:
-            finish(plan.outcome)
-            files += meta_file(plan)
-        self.writer.write(files, plan.rec.dir, last=not plan.pending)
-        self.reporter.judged(res)
-
-    def start_engine(self) -> None:
-        from scorer.judge.client import JudgeClient
-
-        assert self.spec is not None
-        client = JudgeClient(self.spec.config, self.opts.timeout)
-        # Everything imported so far (openai's thousand classes) lives as long as the process:
-        # out of the collector's sight, collections during the batch and at exit stay short.
-        gc.freeze()
-        gc.enable()  # clawbench-score starts with it off: imports leave no garbage worth scans
-        self.engine = Engine(
-            client,
-            self.opts.concurrency,
-            backoff=self.opts.backoff,
-            rate_deadline=self.opts.rate_deadline,
-        )
-        self.engine.start(self.on_result)
-        for job in self.backlog:
-            self.engine.submit(job)
-        self.backlog.clear()
-
-    async def run(
-        self,
-        work: list[tuple[Batch, list[RunRecord]]],
-        counted: set[Path],
-    ) -> list[list[Plan]]:
-        out: list[list[Plan]] = []
-        try:
-            for _batch, recs in work:
-                plans = []
-                for i, rec in enumerate(recs):
-                    plans.append(self.plan(rec, rec.dir in counted))
-                    if self.engine is None and self.backlog:
-                        # The first call waits for the openai import only: reading the rest of
-                        # the batch now would just delay it; it runs while the calls are out.
-                        assert self.imported is not None
-                        await asyncio.to_thread(self.imported.wait)
-                        self.start_engine()
-                    if i % _YIELD_EVERY == _YIELD_EVERY - 1:
-                        await asyncio.sleep(0)
-                out.append(plans)
-            if self.engine is None and self.backlog:
-                self.start_engine()
-            if self.engine is not None:
-                warm = (build_models, self.opts.warm) if self.opts.warm else (build_models,)
-                self.warming = preload.later(*warm)
-                self.result.stats = await self.engine.join()
-        finally:
-            gc.enable()
-            self.reporter.done()
-            if self.engine is not None:
-                await self.engine.client.close()
-        return out
-
-
-def score(opts: ScoreOptions, reporter: Reporter | None = None) -> ScoreResult:
-    """Score every batch under opts.path; ConfigError/CorpusError/DiscoveryError before any work."""
-    batches = find_batches(opts.path)
-    session = _Session(opts, reporter or Reporter())
-    indexed = opts.index_key is not None and not batches[0].single_run
-    if indexed:
-        index.forget(opts.path)
-    result, corpus = session.result, session.corpus
-    work: list[tuple[Batch, list[RunRecord]]] = []
-    counted: set[Path] = set()
-    try:
-        for batch in batches:
-            if not batch.single_run:
-                session.writer.sweep(batch.path)
-            recs = [load_meta(d) for d in batch.runs]
-            identify_from_paths(recs, corpus.tasks if corpus is not None else ())
-            keys = [run_key(r, corpus) for r in recs]
-            counted |= {k.run_dir for k in counted_runs(keys, corpus is not None)}
-            work.append((batch, recs))
-        result.runs = sum(len(recs) for _, recs in work)
-        all_plans = asyncio.run(session.run(work, counted))
-    finally:
-        session.writer.close()
-        result.write_errors = session.writer.errors
-        result.swept += session.writer.swept
-    if session.warming is not None:
-        session.warming.join()  # the models it builds are used below
-    for (batch, recs), plans in zip(work, all_plans, strict=True):
-        summary = summarize(batch.path, [p.outcome for p in plans], _options(session, batch, recs))
-        as_json = summary.to_json()
-        written = False
-        if not batch.single_run:
-            written = write_if_changed(batch.path / "rescore-summary.json", as_json)
-        result.batches.append(BatchResult(batch, summary, written, as_json))
-    if indexed and not result.pending_left and not result.write_errors:
-        _write_index(session, [d for _, recs in work for d in (r.dir for r in recs)])
-    return result
-
-
-def _write_index(session: _Session, run_dirs: list[Path]) -> None:
-    opts, corpus, spec = session.opts, session.corpus, session.spec
-    extra: list[Path | None] = [opts.models_yaml]
-    if corpus is not None:
-        extra += index.corpus_paths(corpus.root)
-    batches = [b.batch.path for b in session.result.batches]
-    known = session.writer.run_stats
-    paths = index.snapshot_paths(opts.path, run_dirs, batches, extra, known)
-    summaries = [str(b / "rescore-summary.json") for b in batches]
-    env = spec.config.env_vars if spec is not None else ()
-    params = spec.config.param_env_vars if spec is not None else ()
-    index.write_index(opts.path, opts.index_key or {}, paths, summaries, env, known, params)
-
-
-def _options(session: _Session, batch: Batch, recs: list[RunRecord]) -> Options:
-    opts, spec, corpus = session.opts, session.spec, session.corpus
-    return Options(
+def _options(
+    opts: ScoreOptions,
+    spec: JudgeSpec | None,
+    corpus: Corpus | None,
+    batch: Batch,
+    recs: list[RunRecord],
+) -> SummaryOptions:
+    return SummaryOptions(
         corpus_slugs=sorted(corpus.tasks) if corpus is not None else None,
         corpus=str(corpus.root) if corpus is not None else None,
         n_total=opts.n_total,
@@ -326,4 +251,14 @@ def _options(session: _Session, batch: Batch, recs: list[RunRecord]) -> Options:
     )
 
 
-__all__ = ["RUBRIC_SETS", "BatchResult", "Reporter", "ScoreOptions", "ScoreResult", "score"]
+__all__ = [
+    "SCORING_ERRORS",
+    "BatchScore",
+    "Progress",
+    "RunScore",
+    "ScoreOptions",
+    "ScoreResult",
+    "resolve_judge",
+    "resolve_judges",
+    "score",
+]

@@ -14,7 +14,7 @@ from proxy_addon.tasks.model import Task
 from scorer.batch.corpus import Corpus, CorpusTask
 from scorer.batch.recheck import SKIPPED, recheck
 from scorer.batch.rundir import RunRecord
-from scorer.batch.scored_run import Outcome, RubricVerdict, Stage1, result_category, stage1
+from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_category, stage1
 from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
 from scorer.judge.prompts import request_dump
 from scorer.judge.scheduler import JudgeJob
@@ -50,7 +50,7 @@ class Pending:
 @dataclass
 class Plan:
     rec: RunRecord
-    outcome: Outcome
+    scored: ScoredRun
     pending: dict[str, Pending] = field(default_factory=dict)
 
 
@@ -92,9 +92,9 @@ def run_key(rec: RunRecord, corpus: Corpus | None) -> RunKey:
     )
 
 
-def _new_outcome(rec: RunRecord, stage: Stage1) -> Outcome:
+def _new_scored_run(rec: RunRecord, stage: Stage1) -> ScoredRun:
     meta = rec.meta
-    return Outcome(
+    return ScoredRun(
         run_dir=rec.dir,
         test_case=meta.test_case if meta else None,
         task_id=meta.task_id if meta else None,
@@ -115,7 +115,7 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
     if corpus is None and rec.task_problem and not stage.infra:
         # the run's own task.json is its task here: without it no re-check, no judge_context
         stage = Stage1(False, rec.task_problem, stage.reference_category)
-    out = _new_outcome(rec, stage)
+    out = _new_scored_run(rec, stage)
     task: Task | None = rec.task
     if corpus is not None:
         found = _corpus_task(rec, corpus)
@@ -161,7 +161,7 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
 
 
 def _saved_verdict(
-    rec: RunRecord, rubric: str, key: str, judge_name: str, out: Outcome
+    rec: RunRecord, rubric: str, key: str, judge_name: str, out: ScoredRun
 ) -> RubricVerdict | None:
     """The verdict on disk for these inputs: ours with a match, else the reference's, else ours
     with an error (null match), else None."""
@@ -187,8 +187,8 @@ def _saved_verdict(
     return ours
 
 
-def finish(out: Outcome) -> None:
-    """Set result_category and final_pass from what the outcome now holds."""
+def finish(out: ScoredRun) -> None:
+    """Set result_category and final_pass from what the scored run now holds."""
     primary = out.primary
     stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
     out.result_category, out.final_pass = result_category(
@@ -201,7 +201,7 @@ def meta_updates(plan: Plan) -> dict[str, Any] | None:
     raw = plan.rec.meta_raw
     if raw is None:
         return None
-    out = plan.outcome
+    out = plan.scored
     primary = out.primary
     updates: dict[str, Any] = {
         "intercepted": out.credited,

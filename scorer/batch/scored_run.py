@@ -91,7 +91,7 @@ class RubricVerdict:
 
 
 @dataclass
-class Outcome:
+class ScoredRun:
     """One run, scored."""
 
     run_dir: Path
@@ -122,8 +122,8 @@ class Outcome:
 
 
 __all__ = [
-    "Outcome",
     "RubricVerdict",
+    "ScoredRun",
     "Stage1",
     "result_category",
     "runner_category",
