@@ -15,10 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from scorer.batch.rescore_summary import Counts, Entry, LeaderboardRow, Summary, TaskRow
-from scorer.batch.scored_run import ScoredRun
+from scorer.batch.scored_run import RunKey, ScoredRun
 
 
 @dataclass(frozen=True)
@@ -39,34 +38,23 @@ class SummaryOptions:
     provenance: dict[str, str | None] | None = None
 
 
-class Keyed(Protocol):
-    """What dedup needs of a run: a ScoredRun, or a RunKey before the run is read in full."""
-
-    run_dir: Path
-    model: str | None
-    harness: str | None
-    test_case: str | None
-    timestamp: str | None
-    corpus_slug: str | None
-
-
-def task_key(o: Keyed) -> str:
+def task_key(o: RunKey) -> str:
     """The task a run counts for: its corpus slug, else its test_case, else its directory."""
     return o.corpus_slug or o.test_case or f"?{o.run_dir.name}"
 
 
-def _newest_first[K: Keyed](runs: list[K]) -> list[K]:
+def _newest_first[K: RunKey](runs: list[K]) -> list[K]:
     return sorted(runs, key=lambda o: (o.timestamp or "", o.run_dir.name), reverse=True)
 
 
-def _entries[K: Keyed](runs: Sequence[K]) -> dict[tuple[str, str], list[K]]:
+def _entries[K: RunKey](runs: Sequence[K]) -> dict[tuple[str, str], list[K]]:
     groups: dict[tuple[str, str], list[K]] = {}
     for o in runs:
         groups.setdefault((o.model or "unknown", o.harness or "unknown"), []).append(o)
     return dict(sorted(groups.items()))
 
 
-def _split[K: Keyed](runs: list[K], corpus_given: bool) -> tuple[dict[str, list[K]], list[K]]:
+def _split[K: RunKey](runs: list[K], corpus_given: bool) -> tuple[dict[str, list[K]], list[K]]:
     """Runs by task (newest first), and the runs of tasks outside the corpus."""
     by_task: dict[str, list[K]] = {}
     extra: list[K] = []
@@ -78,7 +66,7 @@ def _split[K: Keyed](runs: list[K], corpus_given: bool) -> tuple[dict[str, list[
     return {k: _newest_first(v) for k, v in sorted(by_task.items())}, extra
 
 
-def counted_runs[K: Keyed](runs: Sequence[K], corpus_given: bool) -> list[K]:
+def counted_runs[K: RunKey](runs: Sequence[K], corpus_given: bool) -> list[K]:
     """The runs that count: per (model, harness, task) the newest, tasks outside the corpus out."""
     out: list[K] = []
     for group in _entries(runs).values():
@@ -257,4 +245,4 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     return summary
 
 
-__all__ = ["Keyed", "SummaryOptions", "counted_runs", "summarize", "task_key"]
+__all__ = ["SummaryOptions", "counted_runs", "summarize", "task_key"]

@@ -7,14 +7,20 @@ and a non-null match, or a reference prior) or needs a judge call. Nothing here 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from proxy_addon.tasks.model import Task
 from scorer.batch.corpus import Corpus, CorpusTask
 from scorer.batch.recheck import SKIPPED, recheck
 from scorer.batch.rundir import RunRecord
-from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_category, stage1
+from scorer.batch.scored_run import (
+    RubricVerdict,
+    RunKey,
+    ScoredRun,
+    Stage1,
+    result_category,
+    stage1,
+)
 from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
 from scorer.judge.prompts import request_dump
 from scorer.judge.scheduler import JudgeJob
@@ -66,41 +72,25 @@ def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
     return corpus.tasks[max(hits, key=len)] if hits else None
 
 
-@dataclass(frozen=True, slots=True)
-class RunKey:
-    """What decides which task a run counts for, and whether it is the newest of its task."""
-
-    run_dir: Path
-    model: str | None
-    harness: str | None
-    test_case: str | None
-    timestamp: str | None
-    corpus_slug: str | None
-
-
 def run_key(rec: RunRecord, corpus: Corpus | None) -> RunKey:
     """The key of a record read by load_meta (run-meta.json only)."""
     meta = rec.meta
     found = _corpus_task(rec, corpus) if corpus is not None else None
     return RunKey(
-        rec.dir,
-        meta.model if meta else None,
-        meta.harness if meta else None,
-        meta.test_case if meta else None,
-        meta.timestamp if meta else None,
-        found.slug if found else None,
+        run_dir=rec.dir,
+        model=meta.model if meta else None,
+        harness=meta.harness if meta else None,
+        test_case=meta.test_case if meta else None,
+        timestamp=meta.timestamp if meta else None,
+        corpus_slug=found.slug if found else None,
     )
 
 
 def _new_scored_run(rec: RunRecord, stage: Stage1) -> ScoredRun:
     meta = rec.meta
     return ScoredRun(
-        run_dir=rec.dir,
-        test_case=meta.test_case if meta else None,
+        **vars(run_key(rec, None)),
         task_id=meta.task_id if meta else None,
-        model=meta.model if meta else None,
-        harness=meta.harness if meta else None,
-        timestamp=meta.timestamp if meta else None,
         duration_s=meta.duration_seconds if meta else None,
         stage=stage,
         credited=stage.intercepted,
@@ -220,7 +210,6 @@ __all__ = [
     "JudgeSpec",
     "Pending",
     "Plan",
-    "RunKey",
     "finish",
     "meta_updates",
     "plan_run",
