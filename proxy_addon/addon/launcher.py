@@ -81,6 +81,56 @@ class ProxyProcess:
         self.stop()
 
 
+def _argv(
+    task: str | os.PathLike[str],
+    data: Path,
+    conf: Path,
+    modes: Sequence[str],
+    options: Mapping[str, str | Sequence[str]] | None,
+    extra_args: Sequence[str] = (),
+    quiet: bool = True,
+) -> list[str]:
+    """The mitmdump command line: the addon, one --mode per listener, one --set per value."""
+    args = [mitmdump_path(), *(["-q"] if quiet else []), "-s", str(ADDON)]
+    for mode in modes:
+        args += ["--mode", mode]
+    opts: dict[str, str | Sequence[str]] = {
+        "clawbench_task": str(task),
+        "clawbench_data": str(data),
+        "confdir": str(conf),
+    }
+    opts.update(options or {})
+    for key, value in opts.items():
+        for one in [value] if isinstance(value, str) else value:
+            args += ["--set", f"{key}={one}"]
+    return args + list(extra_args)
+
+
+def _wait_ready(
+    proc: subprocess.Popen[bytes], ready_file: Path, log_path: Path, timeout: float
+) -> ProxyReady:
+    """.proxy-ready's content once written; ProxyStartError with mitmdump's last lines if it
+    exits or the timeout passes first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready_file.exists():
+            try:
+                return ProxyReady.model_validate_json(ready_file.read_bytes())
+            except ValidationError:
+                pass  # being written: read it again on the next poll
+        elif proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        why = f"no .proxy-ready after {timeout:.0f}s"
+    else:
+        why = f"mitmdump exited with {proc.returncode}"
+    tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+    raise ProxyStartError(f"{why}: " + (" | ".join(tail) or "(no output)"))
+
+
 def start_proxy(
     task: str | os.PathLike[str],
     data_dir: str | os.PathLike[str],
@@ -104,41 +154,20 @@ def start_proxy(
     conf = Path(confdir) if confdir else data.parent / ".mitmproxy"
     ready_file = data / ".proxy-ready"
     ready_file.unlink(missing_ok=True)
-    args = [mitmdump_path(), *(["-q"] if quiet else []), "-s", str(ADDON)]
-    for mode in modes:
-        args += ["--mode", mode]
-    opts: dict[str, str | Sequence[str]] = {
-        "clawbench_task": str(task),
-        "clawbench_data": str(data),
-        "confdir": str(conf),
-    }
-    opts.update(options or {})
-    for key, value in opts.items():
-        for one in [value] if isinstance(value, str) else value:
-            args += ["--set", f"{key}={one}"]
-    args += list(extra_args)
-    log_path = Path(log_path) if log_path else data.parent / f"{data.name}.mitmdump.log"
-    with open(log_path, "wb") as log:
+    args = _argv(task, data, conf, modes, options, extra_args, quiet)
+    log = Path(log_path) if log_path else data.parent / f"{data.name}.mitmdump.log"
+    with open(log, "wb") as out:
         proc = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
-    deadline = time.monotonic() + ready_timeout
-    while time.monotonic() < deadline:
-        if ready_file.exists():
-            try:
-                ready = ProxyReady.model_validate_json(ready_file.read_bytes())
-            except ValidationError:
-                time.sleep(0.02)
-                continue
-            return ProxyProcess(proc, data, conf, ready, log_path)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-        why = f"no .proxy-ready after {ready_timeout:.0f}s"
-    else:
-        why = f"mitmdump exited with {proc.returncode}"
-    tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
-    raise ProxyStartError(f"{why}: " + (" | ".join(tail) or "(no output)"))
+    ready = _wait_ready(proc, ready_file, log, ready_timeout)
+    return ProxyProcess(proc, data, conf, ready, log)
+
+
+__all__ = [
+    "ADDON",
+    "ProxyProcess",
+    "ProxyStartError",
+    "mitmdump_path",
+    "start_proxy",
+]

@@ -3,8 +3,8 @@ what they resolve to (the task and its matcher, routes, the block response)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from mitmproxy import exceptions, http
 from proxy_addon.matching.bodies import MAX_DECODED
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.urls import split_authority
-from proxy_addon.tasks.model import REGEX_FIX, Task, TaskError, load_task, task_path
+from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 
 BLOCK_MODES = ("error", "respond")
 DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")
@@ -96,6 +96,46 @@ def check_options(opts: Any) -> None:
         raise exceptions.OptionsError("clawbench: clawbench_max_body must be >= 0")
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The clawbench_* options the request path reads, checked and parsed."""
+
+    block_mode: str = "error"
+    block_status: int = 403
+    block_body: bytes = b""
+    max_body: int = MAX_DECODED
+    routes: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+
+
+def read_settings(opts: Any) -> Settings:
+    """Check the options (check_options) and parse them; OptionsError names a bad one."""
+    check_options(opts)
+    try:
+        routes = parse_routes(opts.clawbench_route)
+    except ValueError as e:
+        raise exceptions.OptionsError(f"clawbench: {e}") from e
+    return Settings(
+        block_mode=opts.clawbench_block_mode,
+        block_status=opts.clawbench_block_status,
+        block_body=opts.clawbench_block_body.encode(),
+        max_body=opts.clawbench_max_body,
+        routes=routes,
+    )
+
+
+def keep_lazy(opts: Any, updated: set[str], armed: bool) -> None:
+    """connection_strategy stays lazy (eager connects upstream before a request can be
+    blocked): set back at startup, a live change refused once armed."""
+    if opts.connection_strategy == "lazy":
+        return
+    if armed and "connection_strategy" in updated:
+        raise exceptions.OptionsError(
+            "clawbench: connection_strategy must stay 'lazy' (eager connects upstream "
+            "before a request can be blocked)."
+        )
+    opts.update(connection_strategy="lazy")
+
+
 def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
     """clawbench_task → (task.json path, task, compiled matcher); OptionsError names the problem."""
     if not task_opt:
@@ -112,11 +152,6 @@ def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
         return path, task, Matcher(task.eval_schema)
     except TaskError as e:
         raise exceptions.OptionsError(f"clawbench: bad task: {e}") from e
-    except re.error as e:
-        raise exceptions.OptionsError(
-            f"clawbench: bad task: {path}: eval_schema.url_pattern does not compile: {e} "
-            f"({REGEX_FIX})"
-        ) from e
 
 
 def block_response(status: int, body: bytes, origin: str | None) -> http.Response:
@@ -168,10 +203,13 @@ def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
 __all__ = [
     "BLOCK_MODES",
     "DISARMING_OPTIONS",
+    "Settings",
     "block_response",
     "check_options",
     "declare_options",
+    "keep_lazy",
     "parse_routes",
+    "read_settings",
     "resolve_task",
     "unparsable_deferred",
 ]

@@ -40,7 +40,7 @@ class Unevaluable(ValueError):
     """The body cannot be checked: too large, a decompression bomb, or undecodable."""
 
 
-@dataclass(slots=True)  # not frozen: a frozen __init__ costs the proxy ~0.5 µs a request
+@dataclass(frozen=True, slots=True)
 class ParsedBody:
     value: Any
     kind: str  # "empty" | "multipart" | "json" | "form" | "text" | "binary" | "unevaluable"
@@ -314,20 +314,4 @@ def _form_names(form: dict[str, list[str]]) -> bool:
 
 def parse_query(query: str) -> dict[str, Any]:
     """The query string as the reference parses it: blanks dropped, single values unwrapped."""
-    if not query:
-        return {}
-    if "%" in query or "+" in query:
-        return _unwrap(parse_qs(query))
-    # parse_qs without escapes to decode, in one pass (a test pins it to parse_qs)
-    fields: dict[str, Any] = {}
-    for pair in query.split("&"):
-        name, _, value = pair.partition("=")
-        if value:
-            held = fields.get(name)
-            if held is None:
-                fields[name] = value
-            elif type(held) is list:
-                held.append(value)
-            else:
-                fields[name] = [held, value]
-    return fields
+    return _unwrap(parse_qs(query)) if query else {}

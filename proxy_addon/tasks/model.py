@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -14,6 +15,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -23,7 +25,7 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _FORBID = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
 REGEX_FIX = r"escape literal ( ) [ ] ? + * with a backslash"
-"""How to fix a url_pattern that does not compile (every reporter gives the same advice)."""
+"""How to fix a url_pattern that does not compile."""
 
 
 FROM_FILE: dict[str, Any] = {"task.json": True}
@@ -59,7 +61,26 @@ class EvalSchema(BaseModel):
     @property
     def is_placeholder(self) -> bool:
         """True for a log-only task: empty pattern or the reference's placeholder token."""
-        return not self.url_pattern or PLACEHOLDER in self.url_pattern
+        return _log_only(self.url_pattern)
+
+    @field_validator("url_pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        """The one check that url_pattern compiles (a log-only pattern is never compiled)."""
+        if not _log_only(pattern):
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise PydanticCustomError(
+                    "url_pattern_invalid",
+                    "regex does not compile: {error} ({fix})",
+                    {"error": str(e), "fix": REGEX_FIX},
+                ) from e
+        return pattern
+
+
+def _log_only(pattern: str) -> bool:
+    return not pattern or PLACEHOLDER in pattern
 
 
 class CommonInfo(BaseModel):

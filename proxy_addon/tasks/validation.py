@@ -1,9 +1,9 @@
-"""Whether a task.json can be used as is: schema, regex, extra_info (clawbench-tasks validate)."""
+"""Whether a task.json can be used as is: schema (its url_pattern compiles), instruction,
+extra_info (clawbench-tasks validate)."""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -14,7 +14,6 @@ from pydantic import ValidationError
 from proxy_addon.records.layout import find_task_dirs
 from proxy_addon.tasks.model import (
     FROM_FILE,
-    REGEX_FIX,
     Task,
     TaskError,
     errors_from_validation,
@@ -111,48 +110,32 @@ def _extra_info(items: Iterable[tuple[int, str]], path: Path) -> Iterator[Findin
         names.setdefault(name, i)
 
 
-def _regex(pattern: Any, path: Path) -> list[Finding]:
-    if not isinstance(pattern, str) or not pattern:
-        return []
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        message = f"regex does not compile: {e}"
-        return [Finding(str(path), "eval_schema.url_pattern", message, REGEX_FIX)]
-    return []
-
-
-def _content(
-    instruction: Any, pattern: Any, files: Iterable[tuple[int, str]], path: Path
-) -> list[Finding]:
-    """The checks beyond the schema: instruction text, regex, extra_info files."""
+def _content(instruction: Any, files: Iterable[tuple[int, str]], path: Path) -> list[Finding]:
+    """The checks beyond the schema: instruction text, extra_info files."""
     out: list[Finding] = []
     if isinstance(instruction, str) and not instruction.strip():
         out.append(
             Finding(str(path), "instruction", "is empty", "write the prompt; runners refuse it")
         )
-    out.extend(_regex(pattern, path))
     out.extend(_extra_info(files, path))
     return out
 
 
 def validate_task(task: Task, path: Path) -> list[Finding]:
-    """Problems of a task that passed the schema: regex, instruction, extra_info files."""
+    """Problems of a task that passed the schema: instruction, extra_info files."""
     files = ((i, item.path) for i, item in enumerate(task.extra_info))
-    return _content(task.instruction, task.eval_schema.url_pattern, files, path)
+    return _content(task.instruction, files, path)
 
 
 def _validate_raw(data: dict[str, Any], path: Path) -> list[Finding]:
     """The same checks, best effort, on a task the schema refused: whatever has the right type."""
-    schema = data.get("eval_schema")
-    pattern = schema.get("url_pattern") if isinstance(schema, dict) else None
     items = data.get("extra_info")
     files = [
         (i, item["path"])
         for i, item in enumerate(items if isinstance(items, list) else [])
         if isinstance(item, dict) and isinstance(item.get("path"), str)
     ]
-    return _content(data.get("instruction"), pattern, files, path)
+    return _content(data.get("instruction"), files, path)
 
 
 def _schema_checked(path: Path) -> tuple[Any, Task | None, list[Finding]]:
@@ -181,8 +164,8 @@ def load_checked(path: Path) -> tuple[Task | None, list[Finding]]:
 
 
 def validate_file(path: Path) -> list[Finding]:
-    """Every problem of one task file: schema first, then regex, instruction and extra_info,
-    which are checked from the raw JSON (best effort) when the schema fails."""
+    """Every problem of one task file: schema first (the url_pattern among it), then instruction
+    and extra_info, which are checked from the raw JSON (best effort) when the schema fails."""
     data, task, problems = _schema_checked(path)
     if task is not None:
         return validate_task(task, path)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher, filter_mismatch
@@ -239,11 +240,23 @@ def test_deeply_nested_lists_do_not_overflow() -> None:
     assert filter_mismatch({"operationName": "Y"}, deep, "body") is not None
 
 
-def test_bad_pattern_raises_re_error() -> None:
-    import re
+def test_a_pattern_that_does_not_compile_is_a_schema_error() -> None:
+    """The one check: the task model refuses the pattern, naming the field and the fix."""
+    with pytest.raises(ValidationError) as info:
+        EvalSchema(url_pattern="shop(", method="POST")
+    (error,) = info.value.errors(include_url=False)
+    assert error["loc"] == ("url_pattern",) and error["type"] == "url_pattern_invalid"
+    assert error["msg"] == (
+        "regex does not compile: missing ), unterminated subpattern at position 4 "
+        r"(escape literal ( ) [ ] ? + * with a backslash)"
+    )
 
-    with pytest.raises(re.error):
-        Matcher(EvalSchema(url_pattern="shop(", method="POST"))
+
+@pytest.mark.parametrize(
+    "pattern", ["", "__PLACEHOLDER_WILL_NOT_MATCH__", "(__PLACEHOLDER_WILL_NOT_MATCH__"]
+)
+def test_a_log_only_pattern_is_never_compiled(pattern: str) -> None:
+    assert EvalSchema(url_pattern=pattern, method="POST").is_placeholder
 
 
 SENT = ("sess-5ec12e7", "key-a91b3c", "pw-77d0e1", "csrf-0bb4f2")

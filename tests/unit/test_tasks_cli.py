@@ -128,6 +128,8 @@ def test_validate_reports_every_problem_one_line_each(
         f"{a}: metadata.description: required key is missing (add it)",
         f"{a}: metadata.sites_involved: required key is missing (add it)",
         f"{a}: metadata.platform: required key is missing (add it)",
+        f"{a}: eval_schema.url_pattern: regex does not compile: missing ), unterminated "
+        r"subpattern at position 1 (escape literal ( ) [ ] ? + * with a backslash)",
         f"{a}: eval_schema.method: Input should be 'GET', 'POST', 'PUT', 'PATCH' or 'DELETE', "
         'got "post" (use one of those)',
         f"{a}: eval_schema.query: unknown key 'query' (remove it or check its spelling against "
@@ -138,15 +140,13 @@ def test_validate_reports_every_problem_one_line_each(
         f"{a}: extra_info[2].path: Input should be a valid string, got a number (fix the value's "
         "type)",
         f"{a}: instruction: is empty (write the prompt; runners refuse it)",
-        f"{a}: eval_schema.url_pattern: regex does not compile: missing ), unterminated "
-        r"subpattern at position 1 (escape literal ( ) [ ] ? + * with a backslash)",
         f"{a}: extra_info[0].path: file 'extra_info/missing.json' is missing (add it or fix the "
         "path)",
         f"{a}: extra_info[1].path: '../outside.txt' escapes the task directory (keep files "
         "inside it)",
-        f"{b}: instruction: is empty (write the prompt; runners refuse it)",
         f"{b}: eval_schema.url_pattern: regex does not compile: missing ), unterminated "
         r"subpattern at position 4 (escape literal ( ) [ ] ? + * with a backslash)",
+        f"{b}: instruction: is empty (write the prompt; runners refuse it)",
         f"{b}: extra_info[1].path: file 'extra_info/missing.json' is missing (add it or fix the "
         "path)",
         f"{b}: extra_info[2].path: '../../secrets.txt' escapes the task directory (keep files "
@@ -187,14 +187,14 @@ VALID_BASE = {"instruction": "x", "eval_schema": {"url_pattern": "a", "method": 
             {"bogus": 1, "extra_info": [{"path": "a\x00b", "description": "d"}]},
             [("bogus", "unknown key"), ("extra_info[0].path", "cannot be resolved")],
         ),
-        # the regex and the instruction are checked too, wherever they have the right type
+        # the regex (a schema error) and the instruction are checked too
         (
             {"bogus": 1, "instruction": " ", "eval_schema": {"url_pattern": "(", "method": "x"}},
             [
+                ("eval_schema.url_pattern", "regex does not compile"),
                 ("eval_schema.method", "Input should be"),
                 ("bogus", "unknown key"),
                 ("instruction", "is empty"),
-                ("eval_schema.url_pattern", "does not compile"),
             ],
         ),
         ({"eval_schema": "shop("}, [("eval_schema", "valid dictionary")]),
@@ -360,7 +360,8 @@ def test_match_bad_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     code, _, err = run(capsys, "match", str(task), "--method", "POST", "--url", "https://a.test/")
     assert code == 2
     assert err.startswith(
-        f"clawbench-tasks match: {task}: eval_schema.url_pattern: does not compile"
+        f"clawbench-tasks match: {task}: eval_schema.url_pattern: regex does not compile: "
+        "missing ), unterminated subpattern at position 0 (escape literal"
     )
     code, _, err = run(
         capsys, "match", str(tmp_path / "none"), "--method", "POST", "--url", "https://a.test/"

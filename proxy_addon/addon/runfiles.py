@@ -1,0 +1,104 @@
+"""The addon's files in a run's data dir: requests.jsonl (appended, unbuffered), interception.json
+(the credited match, then blocked_count), .stop-requested and .proxy-ready (SPEC section 4)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import exceptions
+
+from proxy_addon.addon.requestlog import SeenRequest, interception_record
+from proxy_addon.matching.bodies import ParsedBody
+from proxy_addon.matching.matcher import MatchResult
+from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.interception import Interception, ProxyReady
+
+__all__ = ["RunFiles", "earlier_match", "listen_specs"]
+
+logger = logging.getLogger("clawbench")
+
+
+def earlier_match(path: Path, schema: dict[str, Any]) -> Interception | None:
+    """The first match an earlier addon process on this data dir recorded (a proxy restart):
+    it stays the credited one, as the reference never overwrites interception.json. A record
+    made under another eval_schema (the data dir reused for another task) is not this run's."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise exceptions.OptionsError(f"clawbench: cannot read {path}: {e}") from e
+    try:
+        data = json.loads(raw)
+        if not (isinstance(data, dict) and data.get("intercepted") is True):
+            return None  # the runner's not-intercepted record: a match replaces it
+        earlier = Interception.model_validate(data)
+    except ValueError as e:  # not JSON, or not an intercepted record we can keep counting on
+        raise exceptions.OptionsError(
+            f"clawbench: {path} holds an interception record that cannot be read ({e}); "
+            "it would be the credited match, so move it away to start over"
+        ) from e
+    if earlier.schema_ != schema:
+        logger.warning("clawbench: %s was recorded for another eval_schema; replacing it", path)
+        return None
+    return earlier
+
+
+def listen_specs(server: Any) -> list[str]:
+    """`mode@host:port` of every listener of mitmproxy's proxyserver addon, for .proxy-ready."""
+    listen = []
+    for inst in server.servers if server else []:
+        for addr in inst.listen_addrs:
+            host = f"[{addr[0]}]" if ":" in addr[0] else addr[0]
+            listen.append(f"{inst.mode.type_name}@{host}:{addr[1]}")
+    return listen
+
+
+class RunFiles:
+    """One data dir, opened for a task's eval_schema; OptionsError if it cannot be written."""
+
+    def __init__(self, data: Path, schema: dict[str, Any]) -> None:
+        try:
+            data.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            self._log_fd: int | None = os.open(data / "requests.jsonl", flags, 0o644)
+        except OSError as e:
+            raise exceptions.OptionsError(f"clawbench: data dir {data} not writable: {e}") from e
+        self.data = data
+        self.schema = schema
+        try:
+            self.interception = earlier_match(data / "interception.json", schema)
+        except exceptions.OptionsError:
+            self.close()
+            raise
+
+    def append(self, line: bytes) -> None:
+        """One line to requests.jsonl, unbuffered: a line that cannot be written raises."""
+        if self._log_fd is None:
+            raise OSError(f"clawbench: {self.data / 'requests.jsonl'} is closed")
+        os.write(self._log_fd, line)
+
+    def record(self, seen: SeenRequest, parsed: ParsedBody | None, result: MatchResult) -> None:
+        """A blocked request: the first is credited, later ones raise blocked_count; then stop."""
+        if self.interception is None:
+            self.interception = interception_record(seen, parsed, result, self.schema)
+            logger.info("clawbench: blocked and recorded %s %s", seen.method, seen.url[:200])
+        else:
+            self.interception.blocked_count += 1
+            count = self.interception.blocked_count
+            logger.info("clawbench: blocked again (%d) %s", count, seen.url[:200])
+        write_json_atomic(self.data / "interception.json", self.interception)
+        (self.data / ".stop-requested").touch()
+
+    def ready(self, ready: ProxyReady) -> None:
+        """.proxy-ready, once the task is loaded and every listener is up."""
+        write_json_atomic(self.data / ".proxy-ready", ready)
+
+    def close(self) -> None:
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
