@@ -225,6 +225,10 @@ def main() -> int:
     if unknown := set(chosen) - {"capped", "cached"}:
         p.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
     RESULTS.mkdir(parents=True, exist_ok=True)
+    # Our modules byte-compiled, as pip compiles an installed package (an editable install does
+    # not, and with PYTHONDONTWRITEBYTECODE set every run would compile them again).
+    packages = ["scorer", "proxy_addon", "sandbox"]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=ROOT, check=True)
     ref = ensure_reference() if args.reference else None
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=RESULTS, prefix="scorer-") as tmp:
