@@ -30,7 +30,7 @@ from scorer.batch.rundir import RunRecord, load_data, load_meta
 from scorer.batch.runplan import JudgeSpec, Plan, plan_run, run_key
 from scorer.batch.writer import Writer, write_if_changed
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
-from scorer.judge.scheduler import JudgeFatal, JudgeStats
+from scorer.judge.scheduler import CallStats, JudgeFatal
 from scorer.models_yaml import ConfigError, JudgeConfig, resolve_judge
 
 SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
@@ -91,7 +91,7 @@ class BatchScore:
 @dataclass
 class ScoreResult:
     batches: list[BatchScore] = field(default_factory=list)
-    judge: JudgeStats | None = None  # None when no call was made
+    judge: CallStats | None = None  # None when no call was made
     runs: int = 0
     to_judge: int = 0
     cached: int = 0

@@ -17,7 +17,7 @@ from scorer.batch.runplan import JudgeSpec, Plan, finish
 from scorer.batch.scored_run import RubricVerdict
 from scorer.batch.writer import Files, Writer, judge_record, meta_file, verdict_file
 from scorer.judge.client import JudgeClient
-from scorer.judge.scheduler import JudgeResult, JudgeStats, Scheduler
+from scorer.judge.scheduler import CallStats, JudgeResult, Scheduler
 
 
 class Progress(Protocol):
@@ -95,7 +95,7 @@ class Judging:
         finish(plan.scored)
         self.writer.write(meta_file(plan))
 
-    def judge(self, plans: list[Plan], calls: CallSettings) -> JudgeStats | None:
+    def judge(self, plans: list[Plan], calls: CallSettings) -> CallStats | None:
         """Ask the judge for every pending verdict of these plans; JudgeFatal stops them all."""
         if not plans or self.spec is None:
             return None
@@ -105,7 +105,7 @@ class Judging:
         self.progress.queued(len(jobs))
         return asyncio.run(self._run(jobs, calls))
 
-    async def _run(self, jobs: list, calls: CallSettings) -> JudgeStats:
+    async def _run(self, jobs: list, calls: CallSettings) -> CallStats:
         assert self.spec is not None
         client = JudgeClient(self.spec.config, calls.timeout)
         scheduler = Scheduler(

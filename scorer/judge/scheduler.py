@@ -49,7 +49,7 @@ class JudgeResult:
 
 
 @dataclass
-class JudgeStats:
+class CallStats:
     calls: int = 0
     throttled: int = 0
     failed_calls: int = 0
@@ -92,7 +92,7 @@ class Scheduler:
         self.tries = tries
         self.backoff = backoff
         self.rate_deadline = rate_deadline
-        self.stats = JudgeStats(min_limit=float(concurrency))
+        self.stats = CallStats(min_limit=float(concurrency))
 
     def _backoff(self, spent: int) -> float:
         return self.backoff * 2 ** (spent - 1) * (1 + random.random() / 4)
@@ -176,7 +176,7 @@ class Scheduler:
 
     async def run(
         self, jobs: Sequence[JudgeJob], on_result: Callable[[JudgeResult], None]
-    ) -> JudgeStats:
+    ) -> CallStats:
         """Judge every job (on_result as each one ends); JudgeFatal cancels the rest."""
         started = time.monotonic()
 
@@ -201,4 +201,4 @@ class Scheduler:
         return self.stats
 
 
-__all__ = ["JudgeFatal", "JudgeJob", "JudgeResult", "JudgeStats", "Scheduler"]
+__all__ = ["CallStats", "JudgeFatal", "JudgeJob", "JudgeResult", "Scheduler"]
