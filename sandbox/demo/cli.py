@@ -35,7 +35,7 @@ from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.runs.batch import batch_summary, job_of, run_all
-from scorer.defaults import DEFAULT_JUDGE
+from scorer.models_yaml import DEFAULT_JUDGE
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
 EXPECTED = {"correct": True, "wrong": True, "gives-up": False}

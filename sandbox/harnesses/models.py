@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sandbox.harnesses import Harness
-from scorer.models_config import ConfigError, entry_config, read_models_yaml
+from scorer.models_yaml import ConfigError, entry_config, read_models_yaml
 
 
 class ModelUnavailable(ValueError):

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from scorer.discover import DiscoveryError, find_batches
+from scorer.batch.discovery import DiscoveryError, find_batches
+from scorer.batch.rescore_summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
 from scorer.html_report.runfiles import RunView, load_run_view
 from scorer.stats import wilson_interval
-from scorer.summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
 
 SUMMARY = "rescore-summary.json"
 

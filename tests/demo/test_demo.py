@@ -34,8 +34,8 @@ from sandbox.demo.cli import commits_reaching_site
 from sandbox.demo.local import find_chromium
 from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.site import Received
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import TEST_CASES, require
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -68,7 +68,6 @@ def judge() -> Iterator[JudgeServer]:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
-    env["CLAWBENCH_SCORE_CACHE"] = str(tmp_path / "score-cache")
     env["COLUMNS"] = "120"
     return env
 

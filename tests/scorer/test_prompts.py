@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scorer.prompts import SYSTEM, context_text, prompt_version, render, request_dump
+from scorer.judge.prompts import SYSTEM, context_text, prompt_version, render, request_dump
 
 REQUEST = {
     "url": "https://shop.example.com/api/cart?session_id=abc123&page=2",

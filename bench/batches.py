@@ -1,4 +1,4 @@
-"""Build run directories and corpora for scorer tests: ours and the reference's exact shapes.
+"""Build run directories and corpora (for the tests and bench/): ours and the reference's shapes.
 
 The reference's run-meta.json carries the ~30 keys of its make_run_meta (test_case, the task's
 metadata keys spread at top level, run_metrics, runtime, provenance, task, model_config,
@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.runmeta import safe_model
+
 TS = "20260101-120000"
-
-
-def safe_model(model: str) -> str:
-    return re.sub(r"[/:]+", "--", model)
 
 
 def task_json(
@@ -84,7 +81,8 @@ def reference_meta(
     result_category: str | None = None,
     judge: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """run-meta.json as the reference's make_run_meta writes it (its ~30 keys)."""
+    """run-meta.json as the reference's make_run_meta writes it (its ~30 keys). Long: one
+    literal, the reference's keys in its order, is easier to check against it than pieces."""
     category = result_category or ("intercepted" if intercepted else "model_not_intercepted")
     infra = category not in ("intercepted", "model_not_intercepted")
     meta: dict[str, Any] = {
@@ -151,6 +149,42 @@ def reference_meta(
     return meta
 
 
+_REFERENCE_LOG_LINE = {
+    "timestamp": 1.0,
+    "url": "https://shop.example.com/",
+    "method": "GET",
+    "headers": {},
+    "body": None,
+    "query_params": {},
+    "resource_type": "Document",
+}
+
+
+def _reference_interception(
+    task: dict[str, Any], request: dict[str, Any] | None, stop_reason: str
+) -> dict[str, Any]:
+    """data/interception.json in the reference's shapes (no headers, no blocked_count)."""
+    if request is None:
+        return {
+            "intercepted": False,
+            "stop_reason": stop_reason,
+            "stop_description": f"Session stopped: {stop_reason}.",
+            "request": None,
+            "schema": task["eval_schema"],
+        }
+    return {
+        "intercepted": True,
+        "intercepted_at": 1767268800.5,
+        "request": {
+            "url": request["url"],
+            "method": request["method"],
+            "params": request.get("params", {}),
+            "body": request.get("body"),
+        },
+        "schema": task["eval_schema"],
+    }
+
+
 def reference_run(
     batch: Path,
     case: str,
@@ -180,41 +214,9 @@ def reference_run(
         judge=judge,
     )
     (run / "run-meta.json").write_text(json.dumps(meta, indent=2))
-    if intercepted:
-        interception = {
-            "intercepted": True,
-            "intercepted_at": 1767268800.5,
-            "request": {
-                "url": request["url"],
-                "method": request["method"],
-                "params": request.get("params", {}),
-                "body": request.get("body"),
-            },
-            "schema": task["eval_schema"],
-        }
-    else:
-        interception = {
-            "intercepted": False,
-            "stop_reason": stop_reason,
-            "stop_description": f"Session stopped: {stop_reason}.",
-            "request": None,
-            "schema": task["eval_schema"],
-        }
+    interception = _reference_interception(task, request, stop_reason)
     (run / "data" / "interception.json").write_text(json.dumps(interception, indent=2))
-    (run / "data" / "requests.jsonl").write_text(
-        json.dumps(
-            {
-                "timestamp": 1.0,
-                "url": "https://shop.example.com/",
-                "method": "GET",
-                "headers": {},
-                "body": None,
-                "query_params": {},
-                "resource_type": "Document",
-            }
-        )
-        + "\n"
-    )
+    (run / "data" / "requests.jsonl").write_text(json.dumps(_REFERENCE_LOG_LINE) + "\n")
     if judge_file is not None:
         (run / "judge.json").write_text(json.dumps(judge_file, indent=2))
     return run

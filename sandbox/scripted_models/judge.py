@@ -1,4 +1,4 @@
-"""A real OpenAI-compatible judge on 127.0.0.1, scripted per test (and used by bench/).
+"""A scripted OpenAI-compatible judge on 127.0.0.1 (for the tests, bench/ and the demo).
 
 POST /v1/chat/completions and POST /v1/responses. Each call is answered by the script: a list of
 replies consumed in order (then the default), or a function of the call. Options: a fixed latency,
@@ -80,6 +80,10 @@ class JudgeServer:
     max_in_flight: int = 0
     in_flight: int = 0
     default: Reply = field(default_factory=Reply)
+    latency: float = 0.0
+    max_concurrent: int | None = None
+    retry_after: str = "1"
+    keep_calls: bool = True
     _queue: list[Reply] = field(default_factory=list)
     _fn: Callable[[JudgeCall], Reply] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -126,7 +130,9 @@ class JudgeServer:
         self.close()
 
 
-def _completion(path: str, model: str, content: str | None, usage: tuple[int, int]) -> dict:
+def _completion(
+    path: str, model: str, content: str | None, usage: tuple[int, int]
+) -> dict[str, Any]:
     tokens_in, tokens_out = usage
     if path.endswith("/responses"):
         return {
@@ -189,6 +195,72 @@ def _response(status: int, payload: Any, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(head) + "\r\n\r\n").encode() + data
 
 
+async def _answer(srv: JudgeServer, call: JudgeCall, arrived: float) -> bytes:
+    """The bytes of the reply to one call: a 429 beyond the cap, else the script's reply."""
+    with srv._lock:
+        over = srv.max_concurrent is not None and srv.in_flight >= srv.max_concurrent
+        if not over:
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        if srv.keep_calls:
+            srv.calls.append(call)
+    if over:
+        with srv._lock:
+            srv.statuses[429] += 1
+        body = {"error": {"message": "slow down"}}
+        return _response(429, body, {"retry-after": srv.retry_after})
+    try:
+        reply = srv._next(call)
+        if srv.latency or reply.delay:
+            # counted from the request's arrival: the latency is the server's, not ours
+            await asyncio.sleep(max(0.0, arrived + srv.latency + reply.delay - time.monotonic()))
+        if reply.body is not None:
+            payload: Any = reply.body
+        else:
+            model = str(call.body.get("model", ""))
+            payload = _completion(call.path, model, reply.content, reply.usage)
+        with srv._lock:
+            srv.statuses[reply.status] += 1
+        return _response(reply.status, payload, reply.headers)
+    finally:
+        with srv._lock:
+            srv.in_flight -= 1
+
+
+async def _read_call(reader: asyncio.StreamReader) -> JudgeCall:
+    """One HTTP/1.1 request off the connection (IncompleteReadError when it closes)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    _method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    raw = await reader.readexactly(int(headers.get("content-length") or 0))
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        body = {"_raw": raw.decode("utf-8", "replace")}
+    return JudgeCall(path, headers, body)
+
+
+async def _serve_connection(
+    srv: JudgeServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    try:
+        while True:
+            call = await _read_call(reader)
+            writer.write(await _answer(srv, call, time.monotonic()))
+            await writer.drain()
+            if call.headers.get("connection", "").lower() == "close":
+                break
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+        pass  # the client closed or gave up (a timeout test)
+    finally:
+        writer.close()
+
+
 def start_judge_server(
     script: Script = None,
     *,
@@ -204,68 +276,16 @@ def start_judge_server(
     latency into ~245 ms at 32 calls in flight, which would bill the server's slowness to the
     clients being measured.
     """
-    srv = JudgeServer(host, 0)
+    srv = JudgeServer(host, 0, latency=latency, max_concurrent=max_concurrent)
+    srv.retry_after, srv.keep_calls = retry_after, keep_calls
     srv.script(script)
-
-    async def answer(call: JudgeCall, arrived: float) -> bytes:
-        with srv._lock:
-            over = max_concurrent is not None and srv.in_flight >= max_concurrent
-            if not over:
-                srv.in_flight += 1
-                srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
-            if keep_calls:
-                srv.calls.append(call)
-        if over:
-            with srv._lock:
-                srv.statuses[429] += 1
-            return _response(429, {"error": {"message": "slow down"}}, {"retry-after": retry_after})
-        try:
-            reply = srv._next(call)
-            if latency or reply.delay:
-                # counted from the request's arrival: the latency is the server's, not ours
-                await asyncio.sleep(max(0.0, arrived + latency + reply.delay - time.monotonic()))
-            if reply.body is not None:
-                payload: Any = reply.body
-            else:
-                model = str(call.body.get("model", ""))
-                payload = _completion(call.path, model, reply.content, reply.usage)
-            with srv._lock:
-                srv.statuses[reply.status] += 1
-            return _response(reply.status, payload, reply.headers)
-        finally:
-            with srv._lock:
-                srv.in_flight -= 1
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                arrived = time.monotonic()
-                lines = head.decode("latin-1").split("\r\n")
-                _method, path, _ = lines[0].split(" ", 2)
-                headers = {}
-                for line in lines[1:]:
-                    if ":" in line:
-                        k, v = line.split(":", 1)
-                        headers[k.strip().lower()] = v.strip()
-                raw = await reader.readexactly(int(headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"_raw": raw.decode("utf-8", "replace")}
-                writer.write(await answer(JudgeCall(path, headers, body), arrived))
-                await writer.drain()
-                if headers.get("connection", "").lower() == "close":
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass  # the client closed or gave up (a timeout test)
-        finally:
-            writer.close()
-
     loop = asyncio.new_event_loop()
     started = threading.Event()
 
     async def serve() -> None:
+        def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> Any:
+            return _serve_connection(srv, r, w)
+
         server = await asyncio.start_server(handle, host, 0, backlog=1024)
         srv.port = server.sockets[0].getsockname()[1]
         srv._stop = loop.create_future()

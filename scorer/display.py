@@ -1,7 +1,7 @@
 """What clawbench-score shows: a rich table per batch, and a progress bar while judging.
 
-Tables are drawn from the summary as written to rescore-summary.json (a plain dict), so a re-run
-answered from the score index shows exactly what a full scoring shows.
+Tables are drawn from the summary as written to rescore-summary.json (a plain dict), so what the
+table shows is what the file holds.
 """
 
 from __future__ import annotations
@@ -9,21 +9,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-if TYPE_CHECKING:  # rich is imported when something is drawn, not when a summary is read
-    from rich.console import Console
-    from rich.table import Table
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-
-@dataclass
-class Shown:
-    """One batch to show: where, its summary (as in the file), and what happened to the file."""
-
-    path: str
-    summary: dict[str, Any]
-    file_note: str | None  # None for a single run (no summary file)
+from scorer.judge.scheduler import JudgeResult
+from scorer.scoring import ScoreResult
 
 
 class ProgressReporter:
@@ -37,14 +30,6 @@ class ProgressReporter:
 
     def queued(self, n: int) -> None:
         if self.progress is None:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
             self.progress = Progress(
                 TextColumn("judging"),
                 BarColumn(),
@@ -58,7 +43,7 @@ class ProgressReporter:
             self.progress.start()
         self.progress.update(self.task, total=self.progress.tasks[0].total + n)
 
-    def judged(self, result: Any) -> None:
+    def judged(self, result: JudgeResult) -> None:
         self.tally[result.verdict.match] += 1
         t = self.tally
         tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
@@ -97,7 +82,7 @@ class PlainProgress:
             self.started = self.shown_at = self.clock()
         self.total += n
 
-    def judged(self, result: Any) -> None:
+    def judged(self, result: JudgeResult) -> None:
         self.count += 1
         self.tally[result.verdict.match] += 1
         step = max(1, math.ceil(self.total / 10))
@@ -142,8 +127,6 @@ _METRICS = (
 
 def summary_table(summary: dict[str, Any], title: str) -> Table:
     """Metrics down, one column per (model, harness), and a total column when there are several."""
-    from rich.table import Table
-
     table = Table(title=title, title_justify="left")
     table.add_column("")
     columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]
@@ -176,26 +159,60 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
     return out
 
 
-def print_batches(batches: list[Shown], console: Console) -> None:
-    """Per batch: the table, the judge line, the runs worth a look."""
-    for b in batches:
-        s = b.summary
-        title = b.path if b.file_note is None else f"{b.path}  ({b.file_note})"
-        console.print(summary_table(s, title))
-        if s.get("judge_model"):
-            tokens = s.get("tokens", {})
-            console.print(
-                f"judge {s['judge_model']}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
-                f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
-                highlight=False,
-            )
-        else:
-            console.print(
-                "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
-                highlight=False,
-            )
-        for line in _problems(s):
-            console.print(f"  {line}", highlight=False, markup=False)
+def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
+    """One batch: the table, the judge line, the runs worth a look."""
+    console.print(summary_table(s, title))
+    if s.get("judge_model"):
+        tokens = s.get("tokens", {})
+        console.print(
+            f"judge {s['judge_model']}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
+            f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
+            highlight=False,
+        )
+    for line in _problems(s):
+        console.print(f"  {line}", highlight=False, markup=False)
 
 
-__all__ = ["PlainProgress", "ProgressReporter", "Shown", "print_batches", "summary_table"]
+def result_line(result: ScoreResult) -> str:
+    """What this invocation did: runs, verdicts asked and reused, the judge's statistics."""
+    line = f"this run: {result.runs} runs, {result.to_judge} verdicts asked, {result.cached} "
+    line += f"cached, {result.reused_priors} reference verdicts reused"
+    if (stats := result.judge) is not None:
+        line += (
+            f"; {stats.calls} calls, {stats.throttled} rate-limited (429), {stats.errors} judge "
+            f"errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
+            f"{stats.wall_s:.1f} s"
+        )
+        if not stats.json_mode:
+            line += "; JSON mode off (the judge refused response_format)"
+    if result.kept_on_error:
+        line += f"; {result.kept_on_error} failed re-asks (--force) kept their saved verdict"
+    for err in result.write_errors:
+        line += f"\nwrite failed: {err}"
+    return line
+
+
+def print_result(result: ScoreResult, console: Console) -> None:
+    """Every batch's table, then the line about this invocation."""
+    for b in result.batches:
+        title = str(b.path)
+        if not b.single_run:
+            note = "→ rescore-summary.json" if b.written else "rescore-summary.json unchanged"
+            title += f"  ({note})"
+        print_summary(b.summary.to_json(), title, console)
+    console.print(result_line(result), highlight=False)
+
+
+__all__ = [
+    "PlainProgress",
+    "ProgressReporter",
+    "print_result",
+    "print_summary",
+    "result_line",
+    "summary_table",
+]

@@ -1,4 +1,4 @@
-"""One judge call through the openai client (max_retries=0: scorer.engine owns the retries).
+"""One judge call through the openai client (max_retries=0: the scheduler owns retries).
 
 Chat completions for every api_type but openai-responses (Gemini and Anthropic through their
 OpenAI-compatible endpoints). Provider-specific parameters go only to providers known to take
@@ -13,9 +13,12 @@ import email.utils
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scorer.models_config import JudgeConfig
+from scorer.models_yaml import JudgeConfig
+
+if TYPE_CHECKING:  # imported by the first call: a run whose verdicts are all saved never needs it
+    import openai
 
 OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
 _ANTHROPIC_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16000}
@@ -167,62 +170,62 @@ class JudgeClient:
         import openai
 
         json_mode = self.json_mode  # this call's, even if another call turns it off meanwhile
-        kw = call_params(self.cfg, system, user, json_mode)
-        client = next(self._turn)
+        body = call_params(self.cfg, system, user, json_mode)
+        path = "/responses" if self.cfg.endpoint == "responses" else "/chat/completions"
         start = time.monotonic()
         try:
-            # client.post, the SDK's documented way to send a body as is: create() would walk
-            # the body against its TypedDicts first, ~2 ms of CPU per call at 160 calls/s.
-            path = "/responses" if self.cfg.endpoint == "responses" else "/chat/completions"
-            data: Any = await client.post(path, cast_to=object, body=kw)
+            # client.post, the SDK's documented way to send a body as is
+            data: Any = await next(self._turn).post(path, cast_to=object, body=body)
             text, tokens = _reply_text(data, self.cfg.endpoint)
-        except openai.RateLimitError as e:
-            if e.code == "insufficient_quota":  # OpenAI's "no credit left": waiting won't help
-                raise JudgeCallError(
-                    "fatal",
-                    f"the judge account of {self.cfg.name} has no quota left (HTTP 429 "
-                    f"insufficient_quota, {self.cfg.source}): {self.scrub(str(e.message))[:200]}",
-                ) from None
-            raise JudgeCallError(
-                "rate_limited", "HTTP 429 rate limited", retry_after(e.response.headers)
-            ) from None
-        except openai.BadRequestError as e:
-            message = self.scrub(str(e.message))
-            if json_mode and ("response_format" in message or e.param == "response_format"):
-                raise JudgeCallError("format", f"HTTP 400: {message[:300]}") from None
-            raise JudgeCallError("permanent", f"HTTP 400: {message[:300]}") from None
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
-            raise JudgeCallError(
-                "fatal",
-                f"the judge refused the API key of {self.cfg.name} (HTTP {e.status_code}, "
-                f"{self.cfg.source}): {self.scrub(str(e.message))[:200]}",
-            ) from None
-        except openai.NotFoundError as e:
-            raise JudgeCallError(
-                "fatal",
-                f"the judge endpoint {self.cfg.base_url} has no model {self.cfg.name!r} or no "
-                f"{self.cfg.endpoint} API (HTTP 404): {self.scrub(str(e.message))[:200]}",
-            ) from None
-        except openai.APIStatusError as e:
-            if e.status_code == 402:  # DeepSeek's "insufficient balance": no call will pass
-                raise JudgeCallError(
-                    "fatal",
-                    f"the judge account of {self.cfg.name} cannot pay for calls (HTTP 402, "
-                    f"{self.cfg.source}): {self.scrub(str(e.message))[:200]}",
-                ) from None
-            kind = (
-                "transient" if e.status_code >= 500 or e.status_code in (408, 409) else "permanent"
-            )
-            raise JudgeCallError(
-                kind, f"HTTP {e.status_code}: {self.scrub(str(e.message))[:300]}"
-            ) from None
-        except openai.APITimeoutError:
-            raise JudgeCallError("transient", f"timed out after {self.timeout:g} s") from None
-        except openai.APIConnectionError as e:
-            raise JudgeCallError("transient", f"connection failed: {self.scrub(str(e))}") from None
-        except (openai.APIResponseValidationError, ValueError, TypeError, KeyError) as e:
+        except openai.APIError as e:
+            raise self._call_error(e, json_mode) from None
+        except (ValueError, TypeError, KeyError) as e:
             raise JudgeCallError("transient", f"unreadable reply: {self.scrub(str(e))}") from None
         return Completion(text, tokens[0], tokens[1], time.monotonic() - start)
+
+    def _fatal(self, what: str, e: openai.APIError) -> JudgeCallError:
+        """A fatal error naming the judge entry and where it came from (never a key)."""
+        return JudgeCallError("fatal", f"{what}: {self.scrub(str(e.message))[:200]}")
+
+    def _call_error(self, e: openai.APIError, json_mode: bool) -> JudgeCallError:
+        """What the scheduler should do about an API error (its kind), in words without keys."""
+        import openai
+
+        name, source = self.cfg.name, self.cfg.source
+        if isinstance(e, openai.RateLimitError):
+            if e.code == "insufficient_quota":  # OpenAI's "no credit left": waiting won't help
+                why = f"the judge account of {name} has no quota left (HTTP 429 insufficient_quota"
+                return self._fatal(f"{why}, {source})", e)
+            return JudgeCallError(
+                "rate_limited", "HTTP 429 rate limited", retry_after(e.response.headers)
+            )
+        if isinstance(e, openai.BadRequestError):
+            message = self.scrub(str(e.message))
+            wants_format = json_mode and (
+                "response_format" in message or e.param == "response_format"
+            )
+            return JudgeCallError(
+                "format" if wants_format else "permanent", f"HTTP 400: {message[:300]}"
+            )
+        if isinstance(e, openai.AuthenticationError | openai.PermissionDeniedError):
+            why = f"the judge refused the API key of {name} (HTTP {e.status_code}, {source})"
+            return self._fatal(why, e)
+        if isinstance(e, openai.NotFoundError):
+            why = f"the judge endpoint {self.cfg.base_url} has no model {name!r} or no "
+            return self._fatal(f"{why}{self.cfg.endpoint} API (HTTP 404)", e)
+        if isinstance(e, openai.APIStatusError):
+            if e.status_code == 402:  # DeepSeek's "insufficient balance": no call will pass
+                return self._fatal(
+                    f"the judge account of {name} cannot pay for calls (HTTP 402, {source})", e
+                )
+            transient = e.status_code >= 500 or e.status_code in (408, 409)
+            message = f"HTTP {e.status_code}: {self.scrub(str(e.message))[:300]}"
+            return JudgeCallError("transient" if transient else "permanent", message)
+        if isinstance(e, openai.APITimeoutError):
+            return JudgeCallError("transient", f"timed out after {self.timeout:g} s")
+        if isinstance(e, openai.APIConnectionError):
+            return JudgeCallError("transient", f"connection failed: {self.scrub(str(e))}")
+        return JudgeCallError("transient", f"unreadable reply: {self.scrub(str(e))}")
 
     async def close(self) -> None:
         for client in self._clients:

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from proxy_addon.matching.redact import redact_fields, redact_url
-from scorer.defaults import DUMP_LIMIT
 
+DUMP_LIMIT = 4096
+"""Bytes (UTF-8) of the request dump shown to the judge."""
 CONTEXT_LIMIT = 6000
 """Characters of each judge_context field shown to the judge."""
-RUBRICS = ("strict", "lenient")
+RUBRIC_CHOICES = {"strict": ("strict",), "lenient": ("lenient",), "both": ("strict", "lenient")}
+"""--rubric's choices and the rubrics each runs (both: strict decides final_pass)."""
 
 _OUTPUT = (
     "Answer with one JSON object and nothing else:\n"
@@ -170,7 +172,7 @@ def _user(instruction: str, open_: str, dump: str, close: str, context: str) -> 
 
 __all__ = [
     "DUMP_LIMIT",
-    "RUBRICS",
+    "RUBRIC_CHOICES",
     "SYSTEM",
     "RequestDump",
     "context_text",

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from scorer.defaults import DEFAULT_JUDGE
-
+DEFAULT_JUDGE = "deepseek-v4-pro"
+"""The judge used unless another is named (SPEC section 6)."""
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 API_TYPES = ("openai-completions", "openai-responses", "google-generative-ai", "anthropic-messages")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -208,15 +208,23 @@ def default_judge(env: Mapping[str, str] | None = None) -> JudgeConfig:
 def resolve_judge(
     name: str, models_yaml: Path | None, env: Mapping[str, str] | None = None
 ) -> JudgeConfig:
-    """The judge named: its models.yaml entry, else the built-in default; else ConfigError."""
+    """The judge named: its models.yaml entry, else the built-in default; else ConfigError
+    naming the file, the entry or key at fault and the fix."""
     entries = read_models_yaml(models_yaml) if models_yaml else {}
     if name in entries:
         return entry_config(name, entries[name], str(models_yaml), env)
     if name == DEFAULT_JUDGE:
         return default_judge(env)
-    where = str(models_yaml) if models_yaml else "no --models-yaml given"
+    if models_yaml is None:
+        raise ConfigError(
+            f"judge model {name!r} not found: only {DEFAULT_JUDGE} is built in; pass "
+            f"--models-yaml FILE with an entry named {name!r} (base_url, api_type, api_key)"
+        )
     known = ", ".join(sorted(map(str, entries))) or "none"
-    raise ConfigError(f"judge model {name!r} not found ({where}; entries: {known})")
+    raise ConfigError(
+        f"judge model {name!r} not found in {models_yaml} (entries: {known}); add an entry "
+        f"named {name!r} (base_url, api_type, api_key) or name one of those with --judge-model"
+    )
 
 
 __all__ = [

@@ -77,7 +77,7 @@ def parse_verdict(text: str | None) -> Verdict:
 
 
 class Usage(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -86,7 +86,7 @@ class Usage(BaseModel):
 class JudgeRecord(BaseModel):
     """data/judge.json (strict) or data/judge_llm.json (lenient): written by the scorer alone."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     match: bool | None
     reason: str = ""

@@ -67,8 +67,8 @@ def find_batches(path: Path) -> list[Batch]:
 def sweep_temp_files(directory: Path) -> int:
     """Remove temp files a killed write of ours left in directory; return how many.
 
-    A temp file named with this process's pid belongs to a write in progress in another writer
-    thread (two rubrics write into the same data/ directory at once), so it is left alone.
+    A temp file named with this process's pid is its own write in progress, so it is left alone
+    (a library caller may score two batches at once from two threads).
     """
     removed = 0
     pid = str(os.getpid())

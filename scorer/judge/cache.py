@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from scorer.models_config import JudgeConfig
-from scorer.verdict import JUDGE_FILES, JudgeRecord, coerce_match
+from scorer.judge.verdict import JUDGE_FILES, JudgeRecord, coerce_match
+from scorer.models_yaml import JudgeConfig
 
 
 def cache_key(

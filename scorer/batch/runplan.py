@@ -7,18 +7,24 @@ and a non-null match, or a reference prior) or needs a judge call. Nothing here 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from proxy_addon.tasks.model import Task
-from scorer.cache import cache_key, our_judge_path, read_prior, read_record
-from scorer.corpus import Corpus, CorpusTask
-from scorer.engine import JudgeJob
-from scorer.models_config import JudgeConfig
-from scorer.outcome import Outcome, RubricVerdict, Stage1, result_category, stage1
-from scorer.prompts import request_dump
-from scorer.recheck import SKIPPED, recheck
-from scorer.runs import RunRecord
+from scorer.batch.corpus import Corpus, CorpusTask
+from scorer.batch.recheck import SKIPPED, recheck
+from scorer.batch.rundir import RunRecord
+from scorer.batch.scored_run import (
+    RubricVerdict,
+    RunKey,
+    ScoredRun,
+    Stage1,
+    result_category,
+    stage1,
+)
+from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
+from scorer.judge.prompts import request_dump
+from scorer.judge.scheduler import JudgeJob
+from scorer.models_yaml import JudgeConfig
 
 
 @dataclass
@@ -50,7 +56,7 @@ class Pending:
 @dataclass
 class Plan:
     rec: RunRecord
-    outcome: Outcome
+    scored: ScoredRun
     pending: dict[str, Pending] = field(default_factory=dict)
 
 
@@ -66,41 +72,25 @@ def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
     return corpus.tasks[max(hits, key=len)] if hits else None
 
 
-@dataclass(frozen=True, slots=True)
-class RunKey:
-    """What decides which task a run counts for, and whether it is the newest of its task."""
-
-    run_dir: Path
-    model: str | None
-    harness: str | None
-    test_case: str | None
-    timestamp: str | None
-    corpus_slug: str | None
-
-
 def run_key(rec: RunRecord, corpus: Corpus | None) -> RunKey:
     """The key of a record read by load_meta (run-meta.json only)."""
     meta = rec.meta
     found = _corpus_task(rec, corpus) if corpus is not None else None
     return RunKey(
-        rec.dir,
-        meta.model if meta else None,
-        meta.harness if meta else None,
-        meta.test_case if meta else None,
-        meta.timestamp if meta else None,
-        found.slug if found else None,
+        run_dir=rec.dir,
+        model=meta.model if meta else None,
+        harness=meta.harness if meta else None,
+        test_case=meta.test_case if meta else None,
+        timestamp=meta.timestamp if meta else None,
+        corpus_slug=found.slug if found else None,
     )
 
 
-def _new_outcome(rec: RunRecord, stage: Stage1) -> Outcome:
+def _new_scored_run(rec: RunRecord, stage: Stage1) -> ScoredRun:
     meta = rec.meta
-    return Outcome(
-        run_dir=rec.dir,
-        test_case=meta.test_case if meta else None,
+    return ScoredRun(
+        **vars(run_key(rec, None)),
         task_id=meta.task_id if meta else None,
-        model=meta.model if meta else None,
-        harness=meta.harness if meta else None,
-        timestamp=meta.timestamp if meta else None,
         duration_s=meta.duration_seconds if meta else None,
         stage=stage,
         credited=stage.intercepted,
@@ -115,7 +105,7 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
     if corpus is None and rec.task_problem and not stage.infra:
         # the run's own task.json is its task here: without it no re-check, no judge_context
         stage = Stage1(False, rec.task_problem, stage.reference_category)
-    out = _new_outcome(rec, stage)
+    out = _new_scored_run(rec, stage)
     task: Task | None = rec.task
     if corpus is not None:
         found = _corpus_task(rec, corpus)
@@ -161,7 +151,7 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
 
 
 def _saved_verdict(
-    rec: RunRecord, rubric: str, key: str, judge_name: str, out: Outcome
+    rec: RunRecord, rubric: str, key: str, judge_name: str, out: ScoredRun
 ) -> RubricVerdict | None:
     """The verdict on disk for these inputs: ours with a match, else the reference's, else ours
     with an error (null match), else None."""
@@ -187,8 +177,8 @@ def _saved_verdict(
     return ours
 
 
-def finish(out: Outcome) -> None:
-    """Set result_category and final_pass from what the outcome now holds."""
+def finish(out: ScoredRun) -> None:
+    """Set result_category and final_pass from what the scored run now holds."""
     primary = out.primary
     stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
     out.result_category, out.final_pass = result_category(
@@ -201,7 +191,7 @@ def meta_updates(plan: Plan) -> dict[str, Any] | None:
     raw = plan.rec.meta_raw
     if raw is None:
         return None
-    out = plan.outcome
+    out = plan.scored
     primary = out.primary
     updates: dict[str, Any] = {
         "intercepted": out.credited,
@@ -220,7 +210,6 @@ __all__ = [
     "JudgeSpec",
     "Pending",
     "Plan",
-    "RunKey",
     "finish",
     "meta_updates",
     "plan_run",

@@ -20,8 +20,8 @@ from proxy_addon.records.outcome import (
     is_infra_stop,
     scored_category,
 )
-from scorer.recheck import SKIPPED, Recheck
-from scorer.runs import RunRecord
+from scorer.batch.recheck import SKIPPED, Recheck
+from scorer.batch.rundir import RunRecord
 
 
 def runner_category(rec: RunRecord) -> str | None:
@@ -90,20 +90,27 @@ class RubricVerdict:
     cached: bool = False  # read from a judge file, not asked this time
 
 
-@dataclass
-class Outcome:
-    """One run, scored."""
+@dataclass(kw_only=True)
+class RunKey:
+    """What decides which task a run counts for, and whether it is the newest of its task: known
+    from run-meta.json alone, before the run is read in full."""
 
     run_dir: Path
-    test_case: str | None
-    task_id: Any
     model: str | None
     harness: str | None
+    test_case: str | None
     timestamp: str | None
+    corpus_slug: str | None = None  # with --tasks: the corpus task this run ran
+
+
+@dataclass(kw_only=True)
+class ScoredRun(RunKey):
+    """One run, scored."""
+
+    task_id: Any
     duration_s: float | None
     stage: Stage1
     credited: bool  # Stage 1 after --enforce-recheck
-    corpus_slug: str | None = None  # with --tasks: the corpus task this run ran
     recheck: Recheck = SKIPPED
     verdicts: dict[str, RubricVerdict] = field(default_factory=dict)
     result_category: str = "model_not_intercepted"
@@ -122,8 +129,9 @@ class Outcome:
 
 
 __all__ = [
-    "Outcome",
     "RubricVerdict",
+    "RunKey",
+    "ScoredRun",
     "Stage1",
     "result_category",
     "runner_category",
