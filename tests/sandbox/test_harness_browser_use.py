@@ -20,10 +20,10 @@ import pytest
 from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import BROWSER_USE, harness_image
+from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
 from scorer.cli import main as score_main
 from tests.sandbox.conftest import CASES
 from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer
-from tests.support.judge_server import JudgeCall, start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 KEY = "sk-browser-use-test-0123456789"
