@@ -17,7 +17,8 @@ from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.executor import RunRequest
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
-from sandbox.options import UsageError, default_image
+from sandbox.option_types import default_image
+from sandbox.options import UsageError
 
 
 def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:

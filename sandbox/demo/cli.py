@@ -15,20 +15,18 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
-from proxy_addon.tasks.model import load_task
 from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.local import RunResult, Setup, execute, find_chromium
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
-from sandbox.demo.site import HOSTS, DemoSite, Received
+from sandbox.demo.show import SiteSeen, commits_reaching_site, files_written, show_runs, show_site
+from sandbox.demo.site import HOSTS, DemoSite
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.image import REPO
@@ -86,19 +84,6 @@ def _judge_args(args: argparse.Namespace, console: Console) -> list[str]:
     return ["--no-judge"]
 
 
-def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list[str]:
-    """The requests the site received that match a demo task's eval_schema (must be none)."""
-    matchers = {r.slug: Matcher(load_task(r.task_dir).eval_schema) for r in runs}
-    leaked = []
-    for got in received:
-        url = f"https://{got.host}{got.target}"
-        parsed = parse_body(got.body or None, got.content_type)
-        for slug, matcher in matchers.items():
-            if matcher.match(HttpRequest(got.method, url, parsed.value, parsed.error)).match:
-                leaked.append(f"{slug}: {got.method} {url}")
-    return leaked
-
-
 def _batch_summary(
     batch: Path,
     corpus: Path,
@@ -124,42 +109,6 @@ def _batch_summary(
         interrupted=interrupted,
     )
     write_summary(batch, summary)
-
-
-def _show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"Runs in {batch}", title_justify="left")
-    for col in ("task", "agent", "what the agent does", "the proxy"):
-        table.add_column(col, overflow="fold")
-    for r in results:
-        got = (
-            "[green]blocked, recorded[/]" if r.intercepted else f"not intercepted: {r.stop_reason}"
-        )
-        if r.failure:
-            got = f"[red]infra failure: {r.failure}[/]"
-        table.add_row(r.run.slug, r.run.harness, r.run.why.split(":")[0], got)
-    console.print(table)
-
-
-RUN_FILES = ("interception.json", "requests.jsonl", "judge.json", "mitmdump.log", "agent.log")
-
-
-def files_written(batch: Path, ts: str) -> str:
-    """Where the demo's files are: only those written (judge.json only when a judge ran)."""
-    top = [
-        n
-        for n in ("batch-summary.json", "rescore-summary.json", "report.html")
-        if (batch / n).is_file()
-    ]
-    runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
-    data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
-    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
-    if data:
-        per_run.append(f"data/{{{', '.join(data)}}}")
-    agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""
-    where = f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with {', '.join(per_run)}{agent}"
-    return f"Files in {batch}: {', '.join([*top, f'and per run {where}'])}."
 
 
 def _new_batch(out: Path, ts: str) -> Path:
@@ -211,42 +160,16 @@ def _agents(args: argparse.Namespace, console: Console) -> tuple[str | None, tup
     return chromium, harnesses
 
 
-@dataclass
-class _Site:
-    """What the demo site saw: the commits that reached it (must be none) and the counts."""
-
-    leaked: list[str]
-    demo_hosts: int
-    others: int
-
-
 def _execute(
     runs: list[DemoRun], setup: Setup, workers: int
-) -> tuple[list[RunResult], bool, _Site]:
+) -> tuple[list[RunResult], bool, SiteSeen]:
     """Every run against the demo site: (results, interrupted, what the site saw)."""
     with DemoSite() as site:
         setup = replace(setup, routes=site.routes)
         results, interrupted = _run_all(runs, setup, workers)
         leaked = commits_reaching_site(site.received, runs)
         demo_hosts = sum(r.host in HOSTS for r in site.received)
-    return results, interrupted, _Site(leaked, demo_hosts, len(site.received) - demo_hosts)
-
-
-def _show_site(console: Console, site: _Site) -> None:
-    console.print(
-        f"The demo site received {site.demo_hosts} requests for the demo hosts (page views, "
-        f"cart, previews; commit requests among them: {len(site.leaked)}) and {site.others} for "
-        "other hosts (the browser's own background traffic, answered here instead of by the "
-        "internet).",
-        highlight=False,
-    )
-    for line in site.leaked:
-        console.print(f"[red]reached the site: {line}[/]")
-    console.print(
-        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
-        "would not have seen their requests.",
-        highlight=False,
-    )
+    return results, interrupted, SiteSeen(leaked, demo_hosts, len(site.received) - demo_hosts)
 
 
 def _score(console: Console, batch: Path, judge: list[str]) -> int:
@@ -299,8 +222,8 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    _show_runs(console, results, batch)
-    _show_site(console, site)
+    show_runs(console, results, batch)
+    show_site(console, site)
     scored = _score(console, batch, judge)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
