@@ -84,17 +84,11 @@ def _pump(stream: IO[bytes], sink: Transcript) -> None:
         sink.line(line)
 
 
-def run(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
-    """Run Claude Code once; return the result (also written to out/result.json)."""
-    model = env.get("CLAWBENCH_AGENT_MODEL", "")
-    key = env.get("CLAWBENCH_AGENT_API_KEY", "")
-    base_url = env.get("CLAWBENCH_AGENT_BASE_URL", "")
-    if not (model and key and base_url):
-        raise SystemExit("driver: CLAWBENCH_AGENT_MODEL, _BASE_URL and _API_KEY must be set")
+def _prepare(args: argparse.Namespace, env: dict[str, str], key: str) -> list[str]:
+    """The run's directories, MCP and Playwright configs; Claude Code's command line."""
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    workspace = out / "workspace"
-    workspace.mkdir(exist_ok=True)
+    (out / "workspace").mkdir(exist_ok=True)
     proxy = env.get("CLAWBENCH_PROXY_URL") or env.get("HTTPS_PROXY") or env.get("https_proxy")
     mcp_path = out / "mcp.json"
     mcp_path.write_text(
@@ -102,22 +96,27 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
     )
     (out / "playwright.json").write_text(json.dumps(invocation.playwright_config(), indent=1))
     extra = None if args.no_claim_prompt else claim_prompt()
-    cmd = invocation.build_command(
+    return invocation.build_command(
         args.prefix,
-        model,
+        env["CLAWBENCH_AGENT_MODEL"],
         args.max_turns,
         mcp_path,
         extra,
         env.get("CLAWBENCH_MY_INFO"),
         instruction_of(env),
     )
-    sink = Transcript(out / "transcript.jsonl", secrets=[key])
-    started = time.monotonic()
-    with open(out / "claude-code.log", "wb") as log:
+
+
+def _execute(
+    args: argparse.Namespace, env: dict[str, str], cmd: list[str], sink: Transcript
+) -> tuple[int, list[str]]:
+    """Run Claude Code until it ends, SIGTERM or the time limit: (exit code, why stopped)."""
+    key, model = env["CLAWBENCH_AGENT_API_KEY"], env["CLAWBENCH_AGENT_MODEL"]
+    with open(args.out / "claude-code.log", "wb") as log:
         proc = subprocess.Popen(
             cmd,
-            env=invocation.claude_env(env, base_url, key, model),
-            cwd=workspace,
+            env=invocation.claude_env(env, env["CLAWBENCH_AGENT_BASE_URL"], key, model),
+            cwd=args.out / "workspace",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -141,6 +140,20 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
         pump.join(STOP_GRACE_S)
         if timer:
             timer.cancel()
+    return code, stopped
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
+    """Run Claude Code once; return the result (also written to out/result.json)."""
+    model = env.get("CLAWBENCH_AGENT_MODEL", "")
+    key = env.get("CLAWBENCH_AGENT_API_KEY", "")
+    if not (model and key and env.get("CLAWBENCH_AGENT_BASE_URL")):
+        raise SystemExit("driver: CLAWBENCH_AGENT_MODEL, _BASE_URL and _API_KEY must be set")
+    out: Path = args.out
+    cmd = _prepare(args, env, key)
+    sink = Transcript(out / "transcript.jsonl", secrets=[key])
+    started = time.monotonic()
+    code, stopped = _execute(args, env, cmd, sink)
     sink.close()
     _scrub(out / "claude-code.log", key)
     result = sink.result(HARNESS, invocation.versions(args.prefix), model)
