@@ -33,7 +33,9 @@ from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.runs.batch import batch_summary, job_of, run_all
-from scorer.models_yaml import DEFAULT_JUDGE
+from scorer.display import print_result
+from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
+from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
 EXPECTED = {"correct": True, "wrong": True, "gives-up": False}
@@ -67,21 +69,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _judge_args(args: argparse.Namespace, console: Console) -> list[str]:
-    """clawbench-score's judge arguments; a chosen judge is resolved here (JudgeUnavailable)."""
+def _judges(args: argparse.Namespace, console: Console) -> list[JudgeConfig]:
+    """The judge, resolved here (JudgeUnavailable), or none: Stage 1 only."""
     if args.no_judge:
-        return ["--no-judge"]
+        return []
     chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
     if chosen or os.environ.get("DEEPSEEK_API_KEY"):
-        check_judge(args.judge_model, args.models_yaml)
-        extra = ["--models-yaml", str(args.models_yaml)] if args.models_yaml else []
-        return [*extra, "--judge-model", args.judge_model]
+        return [check_judge(args.judge_model, args.models_yaml)]
     console.print(
         "No judge key: scoring Stage 1 only (--no-judge). For the LLM judge, set "
         "DEEPSEEK_API_KEY or pass --models-yaml FILE [--judge-model NAME].",
         highlight=False,
     )
-    return ["--no-judge"]
+    return []
 
 
 def _batch_summary(
@@ -172,13 +172,23 @@ def _execute(
     return results, interrupted, SiteSeen(leaked, demo_hosts, len(site.received) - demo_hosts)
 
 
-def _score(console: Console, batch: Path, judge: list[str]) -> int:
-    """clawbench-score on the batch (its table is printed), then the HTML report."""
-    from scorer.cli import main as score
+def _score(console: Console, batch: Path, judges: list[JudgeConfig]) -> int:
+    """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
+    clawbench-score's exit code for what went wrong."""
     from scorer.html_report import load_report, write_report
 
-    console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
-    scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
+    how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
+    console.rule(f"clawbench-score {batch.name} {how}", characters="─")
+    try:
+        result = score(ScoreOptions(paths=[batch], judges=judges, dataset="clawbench-demo"))
+    except SCORING_ERRORS as e:
+        console.print(f"clawbench-score: {e}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        console.print("clawbench-score: interrupted; the verdicts received are saved")
+        return 130
+    print_result(result, console)
+    scored = 1 if result.write_errors else 0
     if scored == 0:
         out = batch / "report.html"
         write_report(load_report([batch], out), out, "ClawBench demo")
@@ -192,7 +202,7 @@ def _demo(args: argparse.Namespace) -> int:
     t0, started, ts = time.monotonic(), now_iso(), stamp()
     try:  # every check before the batch directory exists
         runs = load_plan(args.tasks, harnesses)
-        judge = _judge_args(args, console)
+        judges = _judges(args, console)
         agent_model = None
         if args.agent_model:
             agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
@@ -224,7 +234,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     show_runs(console, results, batch)
     show_site(console, site)
-    scored = _score(console, batch, judge)
+    scored = _score(console, batch, judges)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
