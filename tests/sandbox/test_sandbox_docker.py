@@ -57,6 +57,7 @@ def _args(internet: Any, image: str, out: Path) -> list[str]:
         str(out),
         "--stop-grace",
         "2",
+        *(a for subnet in internet.subnets for a in ("--allow-private", subnet)),
     ]
 
 
@@ -71,6 +72,7 @@ def _request(
         network=internet.network_name,
         upstream_ca=internet.ca,
         stop_grace_s=2,
+        mitm_options={"clawbench_allow_private": internet.subnets},
     )
     fields.update(over)
     return RunRequest(**fields)
