@@ -47,8 +47,9 @@ def find_index(state: str, label: str) -> int:
 
 
 def fill_actions(fields: dict[str, str], state: str) -> list[dict[str, Any]]:
-    """Fill a form by field name (or id): a select gets its option, a radio button its value clicked,
-    anything else the text typed. Fields with no interactive element (hidden) are skipped."""
+    """Fill a form by field name (or id): a select gets its option, a radio button its value
+    clicked, anything else the text typed. Fields with no interactive element (hidden) are
+    skipped."""
     actions: list[dict[str, Any]] = []
     elements = _elements(state)
     for name, value in fields.items():
