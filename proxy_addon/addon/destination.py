@@ -1,0 +1,277 @@
+"""Where a request goes and whether it may (SPEC 3: the host rule; SPEC 4: private destinations).
+
+A request is forwarded only where all its names lead: routed names to the one route they share,
+others to the addresses DNS gives them, which must include the address the proxy connects to,
+on the port the names give. A request naming no host, or whose names disagree with its
+destination, is refused. So is a destination that is loopback, link-local, cloud metadata or
+private, unless clawbench_allow_private (or a route) names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from proxy_addon.addon.names import (
+    Addressing,
+    Name,
+    address_literal,
+    candidate_urls,
+    default_port,
+)
+
+__all__ = [
+    "AllowList",
+    "Destinations",
+    "Placement",
+    "Resolver",
+    "Route",
+    "private_kind",
+]
+
+_METADATA = frozenset(map(ipaddress.ip_address, ("169.254.169.254", "fd00:ec2::254")))
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_6TO4 = ipaddress.ip_network("2002::/16")
+
+
+def _embedded(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one stands for on the wire (mapped, NAT64, 6to4), if any."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour
+
+
+def private_kind(address: str) -> str | None:
+    """Why a destination address is not the public internet, or None when it is."""
+    ip = ipaddress.ip_address(address)
+    inner = _embedded(ip)
+    if inner is not None and (kind := private_kind(str(inner))):
+        return f"{kind} ({inner} inside {ip})"
+    if ip in _METADATA:
+        return "cloud metadata"
+    checks = (
+        (ip.is_loopback, "loopback"),
+        (ip.is_link_local, "link-local"),
+        (ip.is_unspecified, "unspecified"),
+        (ip.is_multicast, "multicast"),
+        (ip.is_private or ip in _CGNAT, "private"),
+        (not ip.is_global, "reserved"),
+    )
+    return next((kind for hit, kind in checks if hit), None)
+
+
+class AllowList:
+    """clawbench_allow_private: CIDR, CIDR:PORT or [IPv6 CIDR]:PORT entries."""
+
+    def __init__(self, specs: Sequence[str]) -> None:
+        self.entries: list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, int | None]] = []
+        for spec in specs:
+            text, port = spec.strip(), None
+            if text.startswith("["):
+                text, _, rest = text[1:].partition("]")
+                if rest:
+                    port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else -1
+            elif text.count(":") == 1:
+                text, _, rest = text.partition(":")
+                port = int(rest) if rest.isdigit() else -1
+            try:
+                network = ipaddress.ip_network(text, strict=False)
+            except ValueError:
+                network = None
+            if network is None or port == -1 or (port is not None and not 0 < port < 65536):
+                raise ValueError(
+                    f"clawbench_allow_private {spec!r}: use CIDR, CIDR:PORT or [IPV6-CIDR]:PORT, "
+                    "e.g. 10.0.0.0/8 or 127.0.0.1:7878"
+                )
+            self.entries.append((network, port))
+
+    def allows(self, address: str, port: int) -> bool:
+        ip = ipaddress.ip_address(address)
+        return any(ip in net and want in (None, port) for net, want in self.entries)
+
+
+class Route(NamedTuple):
+    """clawbench_route's target for a host: where its requests go instead."""
+
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+class Resolver:
+    """Host → addresses, as getaddrinfo gives them (the proxy's own resolver), kept a while."""
+
+    def __init__(self, ttl: float = 30.0, negative_ttl: float = 5.0, size: int = 4096) -> None:
+        self.ttl, self.negative_ttl, self.size = ttl, negative_ttl, size
+        self._known: dict[str, tuple[float, frozenset[str]]] = {}
+
+    def known(self, host: str) -> frozenset[str] | None:
+        """The addresses of host, None if not resolved lately (an IP literal is its own)."""
+        literal = address_literal(host)
+        if literal is not None:
+            return frozenset((literal,))
+        hit = self._known.get(host)
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
+    async def resolve(self, hosts: Iterable[str]) -> None:
+        """Look hosts up at once (the event loop's resolver threads)."""
+        wanted = sorted(set(hosts))
+        answers = await asyncio.gather(*(self._lookup(h) for h in wanted))
+        if len(self._known) + len(wanted) > self.size:
+            self._known.clear()
+        now = time.monotonic()
+        for host, found in zip(wanted, answers, strict=True):
+            self._known[host] = (now + (self.ttl if found else self.negative_ttl), found)
+
+    @staticmethod
+    async def _lookup(host: str) -> frozenset[str]:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host.strip("[]"), None, type=socket.SOCK_STREAM
+            )
+        except (OSError, UnicodeError):
+            return frozenset()
+        return frozenset(a for info in infos if (a := address_literal(str(info[4][0]))))
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """The decision on where one request goes: refused (why), routed, or to its addresses."""
+
+    urls: tuple[str, ...]
+    """The URLs it is matched under; the first is the one the log records."""
+    refused: str | None = None
+    route: Route | None = None
+
+
+def _shown(addresses: Iterable[str]) -> str:
+    return ", ".join(sorted(addresses)) or "no address"
+
+
+class Destinations:
+    """Routes, the allow list and the resolver: the placement of each request."""
+
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        allow: AllowList,
+        pattern_hosts: tuple[str, ...],
+        resolver: Resolver,
+    ) -> None:
+        self.routes, self.allow, self.resolver = routes, allow, resolver
+        self.pattern_hosts = pattern_hosts
+        self._route_ips = {r: _now(r.host) for r in set(routes.values())}
+        self.route_addresses = frozenset(
+            (ip, r.port) for r, ips in self._route_ips.items() for ip in ips
+        )
+
+    def route_for(self, host: str) -> Route | None:
+        return self.routes.get(host.strip("[]")) or self.routes.get("*")
+
+    def allowed(self, address: str, port: int) -> str | None:
+        """None if the proxy may connect there, else why not."""
+        kind = private_kind(address)
+        if kind is None or (address, port) in self.route_addresses:
+            return None
+        if self.allow.allows(address, port):
+            return None
+        return f"{address} is {kind} (allow it with clawbench_allow_private)"
+
+    def unresolved(self, a: Addressing) -> set[str]:
+        """Hosts whose addresses place() needs and the resolver does not know yet."""
+        if not a.names or any(self.route_for(n.host) for n in a.names):
+            return set()
+        dest = a.destination[0]
+        hosts = {dest, *(n.host for n in a.names if n.host != dest)}
+        if all(address_literal(n.host) for n in a.names):
+            hosts.update(h for h in self.pattern_hosts if self.route_for(h) is None)
+        return {h for h in hosts if self.resolver.known(h) is None}
+
+    def place(self, a: Addressing) -> Placement:
+        """Where the request goes, or why it may not; every host it needs is resolved."""
+        port = a.destination[1]
+        urls = candidate_urls(a.scheme, a.names, (), port, a.path)
+        if not a.names:  # logged under the address it was sent to
+            urls = candidate_urls(a.scheme, (), a.destination[:1], port, a.path)[:1]
+            return Placement(urls, refused="it names no host (no Host, :authority, target, SNI)")
+        routes = [(n, self.route_for(n.host)) for n in a.names]
+        if any(r for _, r in routes):
+            return Placement(urls, *self._routed(routes))
+        dest = self.resolver.known(a.destination[0]) or frozenset()
+        why = self._refusal(a, dest)
+        if why is not None:
+            return Placement(urls, refused=why)
+        if all(address_literal(n.host) for n in a.names):
+            extra = tuple(h for h in self.pattern_hosts if self._leads(h, dest, port))
+            urls = candidate_urls(a.scheme, a.names, extra, port, a.path)
+        return Placement(urls)
+
+    def _refusal(self, a: Addressing, dest: frozenset[str]) -> str | None:
+        dest_host, dest_port = a.destination
+        if not dest:
+            return f"its destination {dest_host} has no address"
+        for name in a.names:
+            why = self._disagrees(name, a.scheme, dest_host, dest_port, dest)
+            if why:
+                return why
+        for address in sorted(dest):
+            why = self.allowed(address, dest_port)
+            if why:
+                return f"its destination {why}"
+        return None
+
+    def _routed(self, routes: list[tuple[Name, Route | None]]) -> tuple[str | None, Route | None]:
+        """(why refused, None) when routed names disagree, else (None, the route)."""
+        (first, target), *rest = routes
+        for name, other in rest:
+            if other != target:
+                where = f"to {other}" if other else "nowhere"
+                return f"its names disagree: {first} is routed to {target}, {name} {where}", None
+        return None, target
+
+    def _disagrees(
+        self, name: Name, scheme: str, dest_host: str, dest_port: int, dest: frozenset[str]
+    ) -> str | None:
+        port = name.port
+        if port is None:
+            port = default_port(scheme) if name.source in ("Host", ":authority") else dest_port
+        if port != dest_port:
+            return f"{name} names port {port}, but it goes to port {dest_port}"
+        if name.host == dest_host:
+            return None
+        leads = self.resolver.known(name.host) or frozenset()
+        if leads & dest:
+            return None
+        return f"{name} leads to {_shown(leads)}, but it goes to {dest_host} ({_shown(dest)})"
+
+    def _leads(self, host: str, dest: frozenset[str], port: int) -> bool:
+        route = self.route_for(host)
+        if route is not None:
+            return route.port == port and bool(self._route_ips[route] & dest)
+        return bool((self.resolver.known(host) or frozenset()) & dest)
+
+
+def _now(host: str) -> frozenset[str]:
+    """Addresses of an operator's route target, resolved once when the options are read."""
+    literal = address_literal(host)
+    if literal is not None:
+        return frozenset((literal,))
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return frozenset()
+    return frozenset(a for info in infos if (a := address_literal(str(info[4][0]))))
