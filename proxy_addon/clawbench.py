@@ -29,6 +29,8 @@ from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
 from proxy_addon.addon.destination import Destinations, Resolver
 from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
+from proxy_addon.addon.modelhosts import parse_model_hosts
+from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
 from proxy_addon.addon.names import Addressing, address_literal, addressing
 from proxy_addon.addon.options import (
     Settings,
@@ -98,7 +100,11 @@ class ClawbenchInterceptor:
             self.settings = settings
             if self.matcher is not None:
                 self.destinations = Destinations(
-                    settings.routes, settings.allow, self.matcher.hosts, self.resolver
+                    settings.routes,
+                    settings.allow,
+                    self.matcher.hosts,
+                    self.resolver,
+                    model_hosts=parse_model_hosts(ctx.options.clawbench_model_hosts),
                 )
         except exceptions.OptionsError as e:
             if self._running:
@@ -143,6 +149,9 @@ class ClawbenchInterceptor:
         try:
             if self.matcher is None or self.destinations is None or self._failures:
                 flow.kill()  # unarmed or about to exit: nothing passes unseen
+            elif is_model_call(flow):  # the agent's LLM call: never a commit, sent to its host
+                if target := self.destinations.route_for(flow.request.host):
+                    route(flow.request, target)
             elif flow.response is None:
                 sent = addressing(flow)
                 unknown = self.destinations.unresolved(sent)
@@ -191,7 +200,7 @@ class ClawbenchInterceptor:
         # matched, it is the commit request and must be credited, body unverified. (Checked
         # here rather than in a requestheaders hook: one hook less on every request.) Either
         # way it was a request the agent sent, so it gets its line in requests.jsonl.
-        if _DONE in flow.metadata or self.matcher is None or self.destinations is None:
+        if _DONE in flow.metadata or is_model_call(flow) or self.destinations is None:
             return None
         if flow.error is None or "body_size_limit" not in flow.error.msg:
             return None
@@ -227,7 +236,8 @@ class ClawbenchInterceptor:
             return
         host, port = data.server.address[:2]
         address = address_literal(host)
-        why = self.destinations.allowed(address, port) if address else None
+        named = self.destinations.operator_named(host, port)
+        why = self.destinations.allowed(address, port) if address and not named else None
         if why:
             data.server.error = f"clawbench: refused: {why}"
             logger.warning("clawbench: refused a connection: %s", why)
@@ -238,6 +248,8 @@ class ClawbenchInterceptor:
         peer = data.server.peername
         address = address_literal(str(peer[0])) if peer else None
         if self.destinations is None or peer is None or address is None:
+            return
+        if data.server.address and self.destinations.operator_named(*data.server.address[:2]):
             return
         why = self.destinations.allowed(address, peer[1])
         if why:
@@ -289,4 +301,4 @@ class ClawbenchInterceptor:
         self.files.append(line)
 
 
-addons = [ClawbenchInterceptor()]
+addons = [ClawbenchModelTraffic(), ClawbenchInterceptor()]  # usage.json before .proxy-ready

@@ -17,25 +17,43 @@ import json
 import sys
 from collections.abc import Sequence
 
+from sandbox.harnesses import get_harness, harness_image
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import run_task
-from sandbox.host.image import BuildError, build_image
+from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
-from sandbox.options import UsageError, parser, request_from
+from sandbox.options import UsageError, parser
+from sandbox.run_request import request_from
 
 
 def _build(args: argparse.Namespace) -> int:
+    """The sandbox image, then each --harness layer on it (Chromium included for those)."""
     client = engine.connect()
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     image_id = build_image(
         client,
         tag=args.tag,
         base_image=args.base_image,
         ca_bundle=args.ca_bundle,
-        chromium=args.chromium,
+        chromium=args.chromium or any(get_harness(h).chromium for h in args.harness),
         extra_packages=args.extra_packages,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
+        progress=progress,
     )
     print(f"{args.tag} {image_id}")
+    for name in args.harness:
+        tag = harness_image(args.tag, name)
+        layer = build_harness_image(
+            client,
+            get_harness(name),
+            base=args.tag,
+            tag=tag,
+            ca_bundle=args.ca_bundle,
+            progress=progress,
+        )
+        print(f"{tag} {layer}")
     return 0
 
 

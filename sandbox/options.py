@@ -1,6 +1,7 @@
-"""clawbench-sandbox's command line: the parser, and what its options turn into (a RunRequest).
+"""clawbench-sandbox's command line: the parser and its option types.
 
-Bad options are a UsageError (one line, exit 2) naming the option and the fix.
+Bad options are a UsageError (one line, exit 2) naming the option and the fix; what the options
+turn into (a RunRequest) is sandbox.run_request's.
 """
 
 from __future__ import annotations
@@ -8,14 +9,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from sandbox.agents.request_script import ScriptError, load_script
-from sandbox.host.executor import RunRequest
+from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
-from sandbox.host.payload import AgentChoice
 
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
@@ -70,80 +69,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def default_image() -> str:
+    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
+
+
 def _command(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("the command is empty")
     return text
-
-
-def _default_image() -> str:
-    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
-
-
-def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not key or (not sep and not from_env):
-            raise UsageError(f"{flag} {item!r}: use KEY=VALUE")
-        if not sep:
-            if key not in os.environ:
-                raise UsageError(f"{flag} {key}: not set in this environment; use {key}=VALUE")
-            value = os.environ[key]
-        out[key] = value
-    return out
-
-
-def _mitm_options(values: Sequence[str]) -> dict[str, str | list[str]]:
-    """--mitm-set K=V ...; a key given twice becomes a list (mitmproxy's sequence options)."""
-    out: dict[str, str | list[str]] = {}
-    for item in values:
-        key, value = next(iter(_pairs([item], "--mitm-set").items()))
-        if key in out:
-            prior = out[key]
-            out[key] = [*([prior] if isinstance(prior, str) else prior), value]
-        else:
-            out[key] = value
-    return out
-
-
-def _agent(args: argparse.Namespace) -> AgentChoice:
-    if args.agent_cmd is not None:
-        if args.script is not None:
-            raise UsageError("--script goes with --agent scripted, not with --agent-cmd")
-        return AgentChoice("cmd", command=args.agent_cmd)
-    if args.agent == "scripted":
-        if args.script is None:
-            raise UsageError("--agent scripted needs --script FILE (a JSON or YAML list)")
-        try:
-            return AgentChoice("scripted", script=tuple(load_script(args.script)))
-        except ScriptError as e:
-            raise UsageError(str(e)) from e
-    if args.script is not None:
-        raise UsageError("--script goes with --agent scripted")
-    return AgentChoice("null")
-
-
-def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
-    """A RunRequest from the shared run/batch options."""
-    if not task_dir.exists():
-        raise UsageError(f"{task_dir}: no such task directory or file")
-    if args.upstream_ca is not None and not args.upstream_ca.is_file():
-        raise UsageError(f"--upstream-ca {args.upstream_ca}: not a file")
-    return RunRequest(
-        task_dir=task_dir,
-        agent=_agent(args),
-        out=out,
-        image=args.image,
-        model=args.model,
-        harness=args.harness,
-        env=_pairs(args.env, "--env", from_env=True),
-        network=args.network,
-        upstream_ca=args.upstream_ca,
-        mitm_options=_mitm_options(args.mitm_set),
-        stop_grace_s=args.stop_grace,
-        proxy_ready_timeout_s=args.proxy_timeout,
-    )
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
@@ -169,13 +102,27 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--image",
-        default=_default_image(),
-        help="sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or %(default)s)",
+        help=f"sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or {DEFAULT_IMAGE}; with "
+        "--harness, its layer: <image>-<harness>)",
     )
     p.add_argument(
-        "--model", default="none", help="model name for the run directory (default: %(default)s)"
+        "--model",
+        default="none",
+        help="with --harness: the models.yaml entry the agent calls (--models-yaml); else the "
+        "model name for the run directory (default: %(default)s)",
     )
-    p.add_argument("--harness", help="harness name (default: the agent's kind)")
+    p.add_argument(
+        "--harness",
+        help=f"run a real agent: {', '.join(sorted(HARNESSES))} (with --model); any other "
+        "name only labels the run directory (default: the agent's kind)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=30,
+        metavar="N",
+        help="a harness's step (turn) cap (default: %(default)s)",
+    )
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -225,27 +172,36 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         "--models-yaml",
         type=Path,
         metavar="FILE",
-        help="judge models (the reference's models.yaml), for --judge-model",
+        help="models (the reference's models.yaml) for --judge-model and a harness's --model",
     )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
+FMT = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
+
+
 def parser() -> argparse.ArgumentParser:
-    fmt = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as written
     parser = _Parser(
         prog="clawbench-sandbox",
-        description=__doc__.split("\n")[0],
+        description="Build the agent image, run one task in it, or run a corpus as a batch.",
         epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     parser.add_argument("--debug", action="store_true", help="tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
+    _build_parser(sub)
+    _run_parser(sub)
+    _batch_parser(sub)
+    return parser
+
+
+def _build_parser(sub: Any) -> None:
     b = sub.add_parser(
         "build",
         help="build the sandbox image",
         description="Build the sandbox image (never pulls anything but the base image's packages).",
         epilog="exit codes:\n  0    built\n  2    the build failed (its last lines are shown)",
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
     b.add_argument(
@@ -254,30 +210,44 @@ def parser() -> argparse.ArgumentParser:
         metavar="PEM",
         help="CA bundle for the build's own downloads, pip and apt (not kept in the image)",
     )
-    b.add_argument("--tag", default=_default_image(), help="default: %(default)s")
+    b.add_argument("--tag", default=default_image(), help="default: %(default)s")
     b.add_argument("--chromium", action="store_true", help="install Chromium in the image")
+    b.add_argument(
+        "--harness",
+        action="append",
+        default=[],
+        choices=sorted(HARNESSES),
+        help="also build this harness's layer on the image, tagged <tag>-<harness> (repeatable;"
+        " implies --chromium)",
+    )
     b.add_argument(
         "--extra-packages",
         default="",
         metavar="PKGS",
         help="more apt packages, space-separated (e.g. nodejs)",
     )
+
+
+def _run_parser(sub: Any) -> None:
     r = sub.add_parser(
         "run",
         help="run one task in the sandbox",
         description="Run one task in the sandbox and leave a run directory under --out.",
         epilog=RUN_EXIT_CODES,
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
     _agent_options(r)
     _run_options(r)
+
+
+def _batch_parser(sub: Any) -> None:
     t = sub.add_parser(
         "batch",
         help="run every task of a corpus",
         description="Run every */task.json of a corpus into <out>/batch-<timestamp>/.",
         epilog=BATCH_EXIT_CODES,
-        formatter_class=fmt,
+        formatter_class=FMT,
     )
     t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
     _agent_options(t)
@@ -300,4 +270,3 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run log-only tasks that can never intercept (skipped by default)",
     )
-    return parser

@@ -23,6 +23,7 @@ from proxy_addon.addon.names import (
     address_literal,
     candidate_urls,
     default_port,
+    url_host,
 )
 
 __all__ = [
@@ -171,8 +172,10 @@ class Destinations:
         allow: AllowList,
         pattern_hosts: tuple[str, ...],
         resolver: Resolver,
+        model_hosts: frozenset[tuple[str, int | None]] = frozenset(),
     ) -> None:
         self.routes, self.allow, self.resolver = routes, allow, resolver
+        self.model_hosts = model_hosts
         self.pattern_hosts = pattern_hosts
         self._route_ips = {r: _now(r.host) for r in set(routes.values())}
         self.route_addresses = frozenset(
@@ -181,6 +184,12 @@ class Destinations:
 
     def route_for(self, host: str) -> Route | None:
         return self.routes.get(host.strip("[]")) or self.routes.get("*")
+
+    def operator_named(self, host: str, port: int) -> bool:
+        """Whether the operator named this destination: a model host (clawbench_model_hosts),
+        where the proxy sends the agent's model calls, wherever it is."""
+        name = url_host(host)
+        return (name, port) in self.model_hosts or (name, None) in self.model_hosts
 
     def allowed(self, address: str, port: int) -> str | None:
         """None if the proxy may connect there, else why not."""

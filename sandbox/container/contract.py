@@ -24,6 +24,7 @@ CONF_DIR = f"{ROOT}/mitmproxy"  # proxy 0700: the CA key
 LOG_DIR = f"{ROOT}/logs"  # root 0700: agent.log, mitmdump.log, submit.log
 REPORT = f"{ROOT}/report.json"
 AGENT_DIR = f"{ROOT}/agent"  # root 0755: what the agent may read
+AGENT_OUT = f"{ROOT}/agent-out"  # agent 0700: a harness's own trace, copied to the run's agent/
 INSTRUCTION_FILE = f"{AGENT_DIR}/instruction.txt"
 SCRIPT_FILE = f"{AGENT_DIR}/script.json"
 UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"
@@ -46,7 +47,7 @@ class AgentSpec(BaseModel):
 
     model_config = _OURS
 
-    kind: Literal["null", "scripted", "cmd"]
+    kind: Literal["null", "scripted", "cmd", "harness"]
     argv: list[str] = Field(min_length=1)
 
 

@@ -30,6 +30,7 @@ from proxy_addon.records.atomic import write_json_atomic
 from sandbox.container import firewall, trust
 from sandbox.container.contract import (
     AGENT_HOME,
+    AGENT_OUT,
     AGENT_USER,
     CONF_DIR,
     CONFIG,
@@ -61,29 +62,6 @@ def say(message: str) -> None:
     print(f"clawbench-sandbox: {message}", flush=True)
 
 
-def tentative_ipv6() -> bool:
-    """Whether an IPv6 address is still in duplicate address detection (IFA_F_TENTATIVE).
-
-    The link-local address of a new container stays tentative for about 1.5 s; when DAD ends the
-    kernel announces the change, and a browser agent's first page load, then in flight, fails
-    with net::ERR_NETWORK_CHANGED (Chromium aborts requests on any address change)."""
-    try:
-        lines = Path("/proc/net/if_inet6").read_text().splitlines()
-    except OSError:
-        return False
-    return any(
-        int(fields[4], 16) & 0x40 for fields in (line.split() for line in lines) if len(fields) > 4
-    )
-
-
-def ipv6_enabled() -> bool:
-    """True when the namespace has IPv6 on loopback (Docker disables it on IPv4-only networks)."""
-    try:
-        return "00000000000000000000000000000001" in Path("/proc/net/if_inet6").read_text()
-    except OSError:
-        return False
-
-
 def _own(path: Path, account: Account, mode: int) -> None:
     os.chown(path, account.uid, account.gid)
     path.chmod(mode)
@@ -97,7 +75,7 @@ class Session:
         self.timings = Timings(entrypoint_started=started)
         self.proxy_account = Account.lookup(PROXY_USER)
         self.agent_account = Account.lookup(AGENT_USER)
-        self.ipv6 = ipv6_enabled()
+        self.ipv6 = firewall.ipv6_enabled()
         self.families = (4, 6)
         self.interrupted = False
         self.listen: list[str] = []
@@ -121,6 +99,8 @@ class Session:
         ):
             path.mkdir(parents=True, exist_ok=True)
             _own(path, owner, mode)
+        Path(AGENT_OUT).mkdir(exist_ok=True)
+        _own(Path(AGENT_OUT), self.agent_account, 0o700)
         _own(Path(TASK_FILE), self.proxy_account, 0o400)
         for path in [Path(MY_INFO), *Path(MY_INFO).rglob("*")]:
             _own(path, root, 0o755 if path.is_dir() else 0o444)
@@ -196,7 +176,7 @@ class Session:
     def settle_network(self) -> None:
         """Start the agent once no address is tentative (tentative_ipv6), IPV6_SETTLE_S at most."""
         deadline = time.monotonic() + IPV6_SETTLE_S
-        while self.ipv6 and tentative_ipv6() and time.monotonic() < deadline:
+        while self.ipv6 and firewall.tentative_ipv6() and time.monotonic() < deadline:
             if self.interrupted:
                 return
             time.sleep(POLL_S)
@@ -206,6 +186,8 @@ class Session:
     def run_agent(self) -> tuple[str, int | None]:
         instruction = Path(INSTRUCTION_FILE).read_text(encoding="utf-8")
         env = trust.agent_env(self.config.env, instruction, INSTRUCTION_FILE)
+        env.setdefault("CLAWBENCH_AGENT_OUT", AGENT_OUT)
+        env.setdefault("CLAWBENCH_TIME_LIMIT_S", str(int(self.config.time_limit_s)))
         if self.config.submit_page:
             env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
         agent = spawn(

@@ -27,6 +27,7 @@ import ipaddress
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 OUT = "CLAWBENCH_OUT"
 DROP = "CLAWBENCH_DROP"
@@ -180,3 +181,26 @@ def dropped(families: Sequence[int]) -> int:
             raise FirewallError(f"{_tool(family)} -L {DROP}: {done.stderr.strip()}")
         total += parse_counters(done.stdout)
     return total
+
+
+def tentative_ipv6() -> bool:
+    """Whether an IPv6 address is still in duplicate address detection (IFA_F_TENTATIVE).
+
+    The link-local address of a new container stays tentative for about 1.5 s; when DAD ends the
+    kernel announces the change, and a browser agent's first page load, then in flight, fails
+    with net::ERR_NETWORK_CHANGED (Chromium aborts requests on any address change)."""
+    try:
+        lines = Path("/proc/net/if_inet6").read_text().splitlines()
+    except OSError:
+        return False
+    return any(
+        int(fields[4], 16) & 0x40 for fields in (line.split() for line in lines) if len(fields) > 4
+    )
+
+
+def ipv6_enabled() -> bool:
+    """True when the namespace has IPv6 on loopback (Docker disables it on IPv4-only networks)."""
+    try:
+        return "00000000000000000000000000000001" in Path("/proc/net/if_inet6").read_text()
+    except OSError:
+        return False

@@ -26,7 +26,7 @@ import docker.errors
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
-from sandbox.container.contract import SandboxReport
+from sandbox.container.contract import AGENT_OUT, SandboxReport
 from sandbox.host import docker_api as engine
 from sandbox.host.payload import AgentChoice, container_files
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
@@ -35,6 +35,8 @@ from sandbox.runs.record import redact_command
 HOST_GRACE_S = 60
 """Head-room past time_limit for the proxy to start and the agent to be stopped."""
 LOGS = ("agent.log", "mitmdump.log", "submit.log")
+AGENT_OUT_LIMIT = 16 * 1024 * 1024
+"""Bytes of each file of a harness's own trace copied out at most."""
 
 
 @dataclass
@@ -163,6 +165,9 @@ class DockerExecutor:
             )
             problems += [p for p in skipped if "not in the container" not in p]
         engine.fetch(container, "/clawbench/report.json", data / "sandbox.json")
+        if self.req.agent.kind == "harness":
+            agent_out = engine.fetch(container, AGENT_OUT, run.run_dir / "agent", AGENT_OUT_LIMIT)
+            problems += [p for p in agent_out if "not in the container" not in p]
         write_bytes_atomic(data / "container.log", container.logs(stdout=True, stderr=True))
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:

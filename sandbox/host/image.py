@@ -15,7 +15,10 @@ import tarfile
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sandbox.harnesses import Harness
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("proxy_addon", "scorer", "sandbox")
@@ -58,19 +61,25 @@ def constraints() -> str:
     return "\n".join(sorted(pins, key=str.lower)) + "\n"
 
 
+def _ca_bundle(ca_bundle: Path | None) -> bytes:
+    """The --ca-bundle's PEM bytes (empty without one); BuildError if it is not a bundle."""
+    if ca_bundle is None:
+        return b""
+    try:
+        bundle = ca_bundle.read_bytes()
+    except OSError as e:
+        raise BuildError(f"--ca-bundle {ca_bundle}: cannot read: {e}") from e
+    if b"-----BEGIN CERTIFICATE-----" not in bundle:
+        raise BuildError(f"--ca-bundle {ca_bundle}: no PEM certificate in it")
+    return bundle
+
+
 def build_context(root: Path = REPO, ca_bundle: Path | None = None) -> bytes:
     """The gzipped tar the daemon builds from."""
     dockerfile = root / "Dockerfile"
     if not dockerfile.is_file():
         raise BuildError(f"{dockerfile}: missing; run from a checkout of clawbench-intercept")
-    bundle = b""
-    if ca_bundle is not None:
-        try:
-            bundle = ca_bundle.read_bytes()
-        except OSError as e:
-            raise BuildError(f"--ca-bundle {ca_bundle}: cannot read: {e}") from e
-        if b"-----BEGIN CERTIFICATE-----" not in bundle:
-            raise BuildError(f"--ca-bundle {ca_bundle}: no PEM certificate in it")
+    bundle = _ca_bundle(ca_bundle)
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         _add(tar, "Dockerfile", dockerfile.read_bytes())
@@ -110,6 +119,18 @@ def build_image(
     for dist in (OWN_DISTRIBUTION, "mitmproxy"):
         with contextlib.suppress(metadata.PackageNotFoundError):
             labels[f"io.clawbench.version.{dist}"] = metadata.version(dist)
+    return _build(client, context, tag, args, labels, progress)
+
+
+def _build(
+    client: Any,
+    context: bytes,
+    tag: str,
+    args: dict[str, str],
+    labels: dict[str, str],
+    progress: Callable[[str], None] | None,
+) -> str:
+    """Send a gzipped context to the daemon's classic builder; the built image's id."""
     tail: list[str] = []
     image_id = None
     stream = client.api.build(
@@ -137,3 +158,35 @@ def build_image(
     if image_id is None:
         image_id = client.images.get(tag).id
     return image_id
+
+
+def harness_context(directory: Path, ca_bundle: Path | None = None) -> bytes:
+    """The build context of a harness layer: its directory's files and build-ca.pem."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        _add(tar, "build-ca.pem", _ca_bundle(ca_bundle))
+        for path in sorted(directory.rglob("*")):
+            rel = path.relative_to(directory)
+            if path.is_file() and not SKIP_PARTS & set(rel.parts) and path.suffix != ".pyc":
+                _add(tar, rel.as_posix(), path.read_bytes())
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+def build_harness_image(
+    client: Any,
+    harness: Harness,
+    *,
+    base: str,
+    tag: str,
+    ca_bundle: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> str:
+    """Build a harness's layer on the sandbox image `base` and tag it; return its id."""
+    labels = {
+        "org.opencontainers.image.title": f"clawbench-sandbox-{harness.name}",
+        "io.clawbench.harness": harness.name,
+        "io.clawbench.harness.version": harness.version,
+        "io.clawbench.base-image": base,
+    }
+    context = harness_context(harness.directory, ca_bundle)
+    return _build(client, context, tag, {"BASE": base}, labels, progress)

@@ -36,13 +36,17 @@ HARNESS_NAMES = {"null": "null", "scripted": "scripted", "cmd": "custom"}
 class AgentChoice:
     """A built-in agent (null, scripted + its requests) or any command (--agent-cmd)."""
 
-    kind: Literal["null", "scripted", "cmd"]
+    kind: Literal["null", "scripted", "cmd", "harness"]
     script: tuple[ScriptedRequest, ...] = ()
     command: str | None = None
+    harness_name: str | None = None
+    """kind harness: which one (sandbox.harnesses)."""
 
     @property
     def harness(self) -> str:
         """The default harness name for run directories."""
+        if self.kind == "harness" and self.harness_name:
+            return self.harness_name
         return HARNESS_NAMES[self.kind]
 
     def spec(self) -> AgentSpec:
@@ -50,6 +54,10 @@ class AgentChoice:
             argv = [VENV_PYTHON, "-m", "sandbox.agents.null"]
         elif self.kind == "scripted":
             argv = [VENV_PYTHON, "-m", "sandbox.agents.scripted", SCRIPT_FILE]
+        elif self.kind == "harness":
+            from sandbox.harnesses import get_harness
+
+            argv = list(get_harness(self.harness_name or "").argv)
         else:
             if not self.command:
                 raise ValueError("--agent-cmd needs a command")

@@ -8,11 +8,13 @@ listed by name only and the agent command has secret-looking assignments redacte
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from proxy_addon.records.agentresult import read_agent_result
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import NotIntercepted
 from proxy_addon.records.outcome import Category, Ending
@@ -72,6 +74,31 @@ def record_not_intercepted(data: Path, ending: Ending, task: Task | None) -> Non
     )
 
 
+def agent_fields(run_dir: Path) -> dict[str, Any]:
+    """What the harness's driver claimed (agent/result.json) and what its model calls cost
+    (data/usage.json, counted by the proxy, not by the agent)."""
+    fields: dict[str, Any] = {}
+    result, problem = read_agent_result(run_dir / "agent" / "result.json")
+    if result is not None:
+        fields["agent_claim"] = result.claim()
+    elif problem is not None:
+        fields["agent_claim"] = None
+        fields["agent_claim_warning"] = problem
+    usage = read_usage(run_dir / "data" / "usage.json")
+    if usage is not None:
+        fields["agent_usage"] = usage
+    return fields
+
+
+def read_usage(path: Path) -> dict[str, Any] | None:
+    """data/usage.json as written by the proxy, if any."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict[str, Any]) -> None:
     """Write <run>/run-meta.json for a finished (or failed) run, the executor's blocks after
     the common keys."""
@@ -80,6 +107,7 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
         meta["extra_info_warnings"] = run.view.warnings
     if run.execution.problems:
         meta["collection_warnings"] = run.execution.problems
+    meta.update(agent_fields(run.run_dir))
     meta.update(blocks)
     meta["provenance"] = provenance()
     write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))

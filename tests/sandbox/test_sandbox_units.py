@@ -549,7 +549,7 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
 
 
 def test_mitm_set_repeated_key_becomes_a_list() -> None:
-    from sandbox.options import _mitm_options
+    from sandbox.run_request import _mitm_options
 
     assert _mitm_options(["a=1", "r=x=http://h:1", "r=y=http://h:2"]) == {
         "a": "1",

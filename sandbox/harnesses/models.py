@@ -1,0 +1,76 @@
+"""--model NAME for a harness: a models.yaml entry (the judge's format and ${ENV} expansion)
+resolved before any container starts, and the environment that hands it to the driver.
+
+The key travels only in the container's config.json (root 0600) and from there in the agent's
+environment; run-meta.json lists the variable names, never the values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sandbox.harnesses import Harness
+from scorer.models_config import ConfigError, entry_config, read_models_yaml
+
+
+class ModelUnavailable(ValueError):
+    """--model does not resolve for this harness; the message names the file, entry and fix."""
+
+
+@dataclass(frozen=True)
+class AgentModel:
+    """The model a harness drives: where, how, and the key (never printed)."""
+
+    name: str
+    base_url: str
+    api_type: str
+    api_key: str = field(repr=False)
+
+    @property
+    def host(self) -> str:
+        """host:port of the model API, for the proxy's clawbench_model_hosts."""
+        url = urlsplit(self.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        return f"{url.hostname}:{port}"
+
+    def env(self) -> dict[str, str]:
+        """The driver's model variables."""
+        return {
+            "CLAWBENCH_AGENT_MODEL": self.name,
+            "CLAWBENCH_AGENT_BASE_URL": self.base_url,
+            "CLAWBENCH_AGENT_API_TYPE": self.api_type,
+            "CLAWBENCH_AGENT_API_KEY": self.api_key,
+        }
+
+
+def resolve_agent_model(harness: Harness, name: str, models_yaml: Path | None) -> AgentModel:
+    """The models.yaml entry `name`, checked against what the harness can call."""
+    if models_yaml is None:
+        raise ModelUnavailable(
+            f"--harness {harness.name} --model {name}: give --models-yaml FILE with an entry "
+            f"{name!r} (base_url, api_type, api_key)"
+        )
+    try:
+        entries = read_models_yaml(models_yaml)
+        if name not in entries:
+            known = ", ".join(sorted(map(str, entries))) or "none"
+            raise ModelUnavailable(
+                f"{models_yaml}: no entry {name!r} for --model (entries: {known}); add one with "
+                "base_url, api_type and api_key"
+            )
+        config = entry_config(name, entries[name], str(models_yaml))
+    except ConfigError as e:
+        raise ModelUnavailable(f"--model: {e}") from e
+    if config.api_type not in harness.model_apis:
+        raise ModelUnavailable(
+            f"{models_yaml}: entry {name!r} api_type {config.api_type!r}: harness "
+            f"{harness.name} calls {', '.join(harness.model_apis)}; use an entry of that type"
+        )
+    # base_url as the OpenAI client takes it (an Anthropic entry ends in /v1): each driver knows
+    # its API's convention.
+    return AgentModel(name, config.base_url, config.api_type, config.api_keys[0])
+
+
+__all__ = ["AgentModel", "ModelUnavailable", "resolve_agent_model"]

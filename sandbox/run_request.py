@@ -1,0 +1,101 @@
+"""What clawbench-sandbox's run and batch options turn into: a RunRequest.
+
+Everything is checked here, before any container starts: the task path, the agent (a built-in,
+a command, or a harness with its --model resolved from models.yaml), --env and --mitm-set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from sandbox.agents.request_script import ScriptError, load_script
+from sandbox.harnesses import HARNESSES, harness_image
+from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
+from sandbox.host.executor import RunRequest
+from sandbox.host.payload import AgentChoice
+from sandbox.options import UsageError, default_image
+
+
+def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not key or (not sep and not from_env):
+            raise UsageError(f"{flag} {item!r}: use KEY=VALUE")
+        if not sep:
+            if key not in os.environ:
+                raise UsageError(f"{flag} {key}: not set in this environment; use {key}=VALUE")
+            value = os.environ[key]
+        out[key] = value
+    return out
+
+
+def _mitm_options(values: Sequence[str]) -> dict[str, str | list[str]]:
+    """--mitm-set K=V ...; a key given twice becomes a list (mitmproxy's sequence options)."""
+    out: dict[str, str | list[str]] = {}
+    for item in values:
+        key, value = next(iter(_pairs([item], "--mitm-set").items()))
+        if key in out:
+            prior = out[key]
+            out[key] = [*([prior] if isinstance(prior, str) else prior), value]
+        else:
+            out[key] = value
+    return out
+
+
+def _agent(args: argparse.Namespace) -> AgentChoice:
+    if args.harness in HARNESSES:
+        if args.agent_cmd is not None or args.script is not None or args.agent != "null":
+            raise UsageError(f"--harness {args.harness} runs its own agent: drop --agent/--script")
+        return AgentChoice("harness", harness_name=args.harness)
+    if args.agent_cmd is not None:
+        if args.script is not None:
+            raise UsageError("--script goes with --agent scripted, not with --agent-cmd")
+        return AgentChoice("cmd", command=args.agent_cmd)
+    if args.agent == "scripted":
+        if args.script is None:
+            raise UsageError("--agent scripted needs --script FILE (a JSON or YAML list)")
+        try:
+            return AgentChoice("scripted", script=tuple(load_script(args.script)))
+        except ScriptError as e:
+            raise UsageError(str(e)) from e
+    if args.script is not None:
+        raise UsageError("--script goes with --agent scripted")
+    return AgentChoice("null")
+
+
+def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
+    """A RunRequest from the shared run/batch options."""
+    if not task_dir.exists():
+        raise UsageError(f"{task_dir}: no such task directory or file")
+    if args.upstream_ca is not None and not args.upstream_ca.is_file():
+        raise UsageError(f"--upstream-ca {args.upstream_ca}: not a file")
+    agent = _agent(args)
+    image = args.image or default_image()
+    env = _pairs(args.env, "--env", from_env=True)
+    mitm = _mitm_options(args.mitm_set)
+    if agent.kind == "harness":
+        harness = HARNESSES[args.harness]
+        try:
+            model = resolve_agent_model(harness, args.model, args.models_yaml)
+        except ModelUnavailable as e:
+            raise UsageError(str(e)) from e
+        image = args.image or harness_image(default_image(), harness.name)
+        env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
+    return RunRequest(
+        task_dir=task_dir,
+        agent=agent,
+        out=out,
+        image=image,
+        model=args.model,
+        harness=args.harness,
+        env=env,
+        network=args.network,
+        upstream_ca=args.upstream_ca,
+        mitm_options=mitm,
+        stop_grace_s=args.stop_grace,
+        proxy_ready_timeout_s=args.proxy_timeout,
+    )
