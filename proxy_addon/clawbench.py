@@ -29,6 +29,7 @@ from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
 from proxy_addon.addon.destination import Destinations, Resolver
 from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
+from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
 from proxy_addon.addon.modelhosts import parse_model_hosts
 from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
 from proxy_addon.addon.names import Addressing, address_literal, addressing
@@ -104,7 +105,7 @@ class ClawbenchInterceptor:
                     settings.allow,
                     self.matcher.hosts,
                     self.resolver,
-                    model_hosts=parse_model_hosts(ctx.options.clawbench_model_hosts),
+                    model_hosts=parse_model_hosts(getattr(ctx.options, MODEL_HOSTS, [])),
                 )
         except exceptions.OptionsError as e:
             if self._running:

@@ -159,6 +159,10 @@ class Placement:
     route: Route | None = None
 
 
+def _via(route: Route | None) -> str:
+    return f"is routed to {route}" if route else "has no route"
+
+
 def _shown(addresses: Iterable[str]) -> str:
     return ", ".join(sorted(addresses)) or "no address"
 
@@ -248,8 +252,8 @@ class Destinations:
         (first, target), *rest = routes
         for name, other in rest:
             if other != target:
-                where = f"to {other}" if other else "nowhere"
-                return f"its names disagree: {first} is routed to {target}, {name} {where}", None
+                why = f"its names disagree: {first} {_via(target)}, {name} {_via(other)}"
+                return why, None
         return None, target
 
     def _disagrees(

@@ -54,7 +54,7 @@ def test_a_forged_host_header_is_refused_not_forwarded(arm) -> None:
     assert entry.matched and not entry.blocked
     assert entry.refused == (
         "its names disagree: Host cdn.example is routed to http://198.51.100.9:80, "
-        "target shop.clawbench.test:80 to http://203.0.113.7:80"
+        "target shop.clawbench.test:80 is routed to http://203.0.113.7:80"
     )
     ok = armed.send(make_flow("cdn.example", 80, headers=[("Host", "cdn.example")]))
     assert ok.error is None and ok.response is None
