@@ -145,21 +145,23 @@ def keep_unseen_off(opts: Any, updated: set[str], armed: bool) -> None:
     startup, refused when set later (or on explicitly): connection_strategy eager connects
     upstream before a request can be blocked; rawtcp relays bytes no hook sees (after a 101
     that is not a WebSocket, in a tunnel that is not HTTP). mitmproxy has rawtcp on by default."""
+    changes: dict[str, Any] = {}
+    if opts.rawtcp:  # checked first: setting another option runs configure again, in between
+        if opts._options["rawtcp"].value is not optmanager.unset:
+            raise exceptions.OptionsError(
+                "clawbench: rawtcp is on; raw TCP relaying lets traffic pass unseen by the "
+                "interceptor. Unset it (--set rawtcp=false)."
+            )
+        changes["rawtcp"] = False
     if opts.connection_strategy != "lazy":
         if armed and "connection_strategy" in updated:
             raise exceptions.OptionsError(
                 "clawbench: connection_strategy must stay 'lazy' (eager connects upstream "
                 "before a request can be blocked)."
             )
-        opts.update(connection_strategy="lazy")
-    if opts.rawtcp:
-        explicit = opts._options["rawtcp"].value is not optmanager.unset
-        if explicit and ("rawtcp" in updated or armed):
-            raise exceptions.OptionsError(
-                "clawbench: rawtcp is on; raw TCP relaying lets traffic pass unseen by the "
-                "interceptor. Unset it (--set rawtcp=false)."
-            )
-        opts.update(rawtcp=False)
+        changes["connection_strategy"] = "lazy"
+    if changes:
+        opts.update(**changes)
 
 
 def abort_connection(data: server_hooks.ServerConnectionHookData) -> None:
