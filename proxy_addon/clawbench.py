@@ -32,7 +32,7 @@ from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
 from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
 from proxy_addon.addon.modelhosts import parse_model_hosts
 from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
-from proxy_addon.addon.names import Addressing, address_literal, addressing
+from proxy_addon.addon.names import Addressing, addressing
 from proxy_addon.addon.options import (
     Settings,
     abort_connection,
@@ -233,12 +233,8 @@ class ClawbenchInterceptor:
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         # The request hook refused private destinations already; this holds for every
         # connection the proxy opens, whatever asked for it.
-        if self.destinations is None or data.server.address is None:
-            return
-        host, port = data.server.address[:2]
-        address = address_literal(host)
-        named = self.destinations.operator_named(host, port)
-        why = self.destinations.allowed(address, port) if address and not named else None
+        address = data.server.address
+        why = self.destinations.connection_refusal(address) if self.destinations else None
         if why:
             data.server.error = f"clawbench: refused: {why}"
             logger.warning("clawbench: refused a connection: %s", why)
@@ -246,15 +242,10 @@ class ClawbenchInterceptor:
     def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
         # A name checked in the request hook may resolve elsewhere a moment later (DNS
         # rebinding): the address actually connected to is checked before any byte is sent.
-        peer = data.server.peername
-        address = address_literal(str(peer[0])) if peer else None
-        if self.destinations is None or peer is None or address is None:
-            return
-        if data.server.address and self.destinations.operator_named(*data.server.address[:2]):
-            return
-        why = self.destinations.allowed(address, peer[1])
+        address, peer = data.server.address, data.server.peername
+        why = self.destinations.connection_refusal(address, peer) if self.destinations else None
         if why:
-            logger.warning("clawbench: closed a connection to %s: %s", data.server.address, why)
+            logger.warning("clawbench: closed a connection to %s: %s", address, why)
             abort_connection(data)
 
     def tcp_start(self, flow: tcp.TCPFlow) -> None:

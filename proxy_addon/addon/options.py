@@ -11,7 +11,8 @@ from typing import Any
 from mitmproxy import ctx, exceptions, http, optmanager
 from mitmproxy.proxy import server_hooks
 
-from proxy_addon.addon.destination import AllowList, Route
+from proxy_addon.addon.destination import Route
+from proxy_addon.addon.private import AllowList
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.urls import split_authority
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path

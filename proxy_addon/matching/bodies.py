@@ -335,3 +335,18 @@ def _form_names(form: dict[str, list[str]]) -> bool:
 def parse_query(query: str) -> dict[str, Any]:
     """The query string as the reference parses it: blanks dropped, single values unwrapped."""
     return _unwrap(parse_qs(query)) if query else {}
+
+
+__all__ = [
+    "MAX_DECODED",
+    "MAX_JSON_DEPTH",
+    "RAW_TEXT_CAP",
+    "ParsedBody",
+    "Unevaluable",
+    "binary_text",
+    "boundaries",
+    "decode_content",
+    "parse_body",
+    "parse_multipart",
+    "parse_query",
+]

@@ -7,8 +7,8 @@ reference's exact rule misses them. Each function names the equivalence it found
   field (body or query), names the commit's method (Rack, Express's method-override, Laravel,
   Symfony; only POST is overridden).
 - A filtered field sent twice: Flask and Go read the first value, Django, Rails and PHP the last.
-- A filtered field moved between body and query: Flask's request.values, Rails' params and
-  PHP's $_REQUEST merge the two.
+- A filtered field moved between body and query (absent from the part the filter names):
+  Flask's request.values, Rails' params and PHP's $_REQUEST merge the two.
 - %2F in the path: WSGI's PATH_INFO, Go's URL.Path and nginx's locations see it as /.
 (The multipart body with two boundary= parameters is read both ways by the body parser.)
 """
@@ -75,27 +75,29 @@ def filter_equivalence(
     repeatable: tuple[bool, bool],
 ) -> str | None:
     """How every expected key meets its value as a server reads the request, or None: in
-    `where` (body or params) or the other part, a repeated field by its first or last value.
+    `where` (body or params), a repeated field by its first or last value; a field that part
+    lacks, in the other part (servers that merge the two read it there; where both carry it,
+    they disagree on which wins, so the part the filter names decides).
 
     repeatable says, for fields and other, whether a list value is a repeated field (a form or
     a query) rather than a JSON array."""
     there = "query" if where == "body" else "body"
-    parts = [(where, fields, repeatable[0]), (there, other, repeatable[1])]
+    own = fields if isinstance(fields, Mapping) else {}
+    moved = other if isinstance(other, Mapping) else {}
     notes: list[str] = []
     for key, want in expected.items():
-        for part, values, repeats in parts:
-            if not isinstance(values, Mapping) or key not in values:
-                continue
-            read = _read(values[key], want, repeats)
-            if read is None:
-                continue
-            if read:
-                notes.append(f"{part}.{key} sent {len(values[key])} times, the {read} one read")
-            if part != where:
-                notes.append(f"{where}.{key} read from the {part}")
-            break
-        else:
+        part, values, repeats = (
+            (where, own, repeatable[0]) if key in own else (there, moved, repeatable[1])
+        )
+        if key not in values:
             return None
+        read = _read(values[key], want, repeats)
+        if read is None:
+            return None
+        if read:
+            notes.append(f"{part}.{key} sent {len(values[key])} times, the {read} one read")
+        if part != where:
+            notes.append(f"{where}.{key} read from the {part}")
     return "; ".join(notes) or None
 
 

@@ -281,3 +281,11 @@ class Matcher:
             if not why.startswith(("method:", "params:")):
                 return False
         return bool(self.schema.body) or bool(reasons)
+
+
+__all__ = [
+    "HttpRequest",
+    "MatchResult",
+    "Matcher",
+    "filter_mismatch",
+]

@@ -137,3 +137,17 @@ def request_url(
         if h:
             return build_url(scheme, h, p, target)
     return build_url(scheme, host, port, target)
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "build_url",
+    "canonical_host",
+    "canonical_url",
+    "remove_dot_segments",
+    "request_url",
+    "server_equivalent",
+    "split_authority",
+    "url_origin",
+    "url_path",
+]

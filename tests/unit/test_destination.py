@@ -8,8 +8,9 @@ import asyncio
 
 import pytest
 
-from proxy_addon.addon.destination import AllowList, Destinations, Resolver, Route, private_kind
+from proxy_addon.addon.destination import Destinations, Resolver, Route
 from proxy_addon.addon.names import Addressing, Name, address_literal
+from proxy_addon.addon.private import AllowList, private_kind
 
 SHOP_ROUTE = Route("http", "127.0.0.1", 8080)
 

@@ -61,7 +61,9 @@ def test_head_is_a_get_and_nothing_else() -> None:
         ({"item": ["mug", "cup"]}, "", "json", None),  # a JSON array is one value, not a repeat
         ({"qty": "1"}, "item=mug", "form", "body.item read from the query"),
         (None, "item=mug", None, "body.item read from the query"),
-        ({"item": "cup"}, "item=mug", "form", "body.item read from the query"),  # Flask: args 1st
+        # both parts carry it: servers disagree on which wins (Flask the query, Rails and PHP
+        # the body), so the body, which the filter names, decides
+        ({"item": "cup"}, "item=mug", "form", None),
         ({"qty": "1"}, "item=cup&item=mug", "form",
          "query.item sent 2 times, the last one read; body.item read from the query"),
         ([{"item": "mug"}], "", "json", ""),  # a batch: the reference's rule holds it already
