@@ -15,7 +15,7 @@ import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from proxy_addon.addon.names import (
     Addressing,
@@ -40,6 +40,12 @@ class Route(NamedTuple):
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self.port}"
+
+
+DECIDED_FOR = 1.0
+"""Seconds a decision on the same names and destination is reused (a browser sends dozens of
+requests a second to one host; the addresses behind names change far more slowly)."""
+DECIDED_SIZE = 1024
 
 
 class Resolver:
@@ -109,6 +115,7 @@ class Destinations:
     ) -> None:
         self.routes, self.allow, self.resolver = routes, allow, resolver
         self.model_hosts = model_hosts
+        self._decided: dict[tuple[Any, ...], tuple[float, Any]] = {}
         self.pattern_hosts = pattern_hosts
         self._route_ips = {r: _now(r.host) for r in set(routes.values())}
         self.route_addresses = frozenset(
@@ -146,6 +153,8 @@ class Destinations:
 
     def unresolved(self, a: Addressing) -> set[str]:
         """Hosts whose addresses place() needs and the resolver does not know yet."""
+        if self._recent(a) is not None:
+            return set()
         if not a.names or any(self.route_for(n.host) for n in a.names):
             return set()
         dest = a.destination[0]
@@ -157,21 +166,34 @@ class Destinations:
     def place(self, a: Addressing) -> Placement:
         """Where the request goes, or why it may not; every host it needs is resolved."""
         port = a.destination[1]
-        urls = candidate_urls(a.scheme, a.names, (), port, a.path)
         if not a.names:  # logged under the address it was sent to
             urls = candidate_urls(a.scheme, (), a.destination[:1], port, a.path)[:1]
             return Placement(urls, refused="it names no host (no Host, :authority, target, SNI)")
+        decided = self._recent(a)
+        if decided is None:
+            decided = self._decide(a)
+            if len(self._decided) >= DECIDED_SIZE:
+                self._decided.clear()
+            self._decided[(a.scheme, a.names, a.destination)] = (time.monotonic(), decided)
+        refused, route, extra = decided
+        return Placement(candidate_urls(a.scheme, a.names, extra, port, a.path), refused, route)
+
+    def _recent(self, a: Addressing) -> tuple[str | None, Route | None, tuple[str, ...]] | None:
+        """The decision on the same names and destination, if made within DECIDED_FOR."""
+        hit = self._decided.get((a.scheme, a.names, a.destination))
+        return hit[1] if hit is not None and time.monotonic() - hit[0] < DECIDED_FOR else None
+
+    def _decide(self, a: Addressing) -> tuple[str | None, Route | None, tuple[str, ...]]:
+        """(why refused, the route, the pattern's hosts it is also matched under)."""
         routes = [(n, self.route_for(n.host)) for n in a.names]
         if any(r for _, r in routes):
-            return Placement(urls, *self._routed(routes))
+            return *self._routed(routes), ()
         dest = self.resolver.known(a.destination[0]) or frozenset()
         why = self._refusal(a, dest)
-        if why is not None:
-            return Placement(urls, refused=why)
-        if all(address_literal(n.host) for n in a.names):
-            extra = tuple(h for h in self.pattern_hosts if self._leads(h, dest, port))
-            urls = candidate_urls(a.scheme, a.names, extra, port, a.path)
-        return Placement(urls)
+        if why is not None or not all(address_literal(n.host) for n in a.names):
+            return why, None, ()
+        port = a.destination[1]
+        return None, None, tuple(h for h in self.pattern_hosts if self._leads(h, dest, port))
 
     def _refusal(self, a: Addressing, dest: frozenset[str]) -> str | None:
         dest_host, dest_port = a.destination

@@ -48,7 +48,9 @@ def _decide(
     error = parsed.error if parsed else None
     kind = parsed.kind if parsed else None
     first: MatchResult | None = None
-    for url in urls:  # its names in turn, each with and without its port
+    for i, url in enumerate(urls):  # its names in turn, each with and without its port
+        if i and not matcher.url_matches(url, equivalent=True):
+            continue  # decided on its URL alone; only the first one's miss is logged
         for body, note in _readings(parsed):
             req = HttpRequest(seen.method, url, body, error, seen.headers, kind)
             result = matcher.match(req, explain=False)

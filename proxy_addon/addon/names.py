@@ -9,19 +9,13 @@ name the request gives.
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 import socket
 from dataclasses import dataclass
 
 from mitmproxy import http
 
-from proxy_addon.matching.urls import (
-    DEFAULT_PORTS,
-    canonical_host,
-    split_authority,
-    url_origin,
-    url_path,
-)
+from proxy_addon.matching.urls import DEFAULT_PORTS, canonical_host, split_authority, url_path
 
 __all__ = [
     "Addressing",
@@ -34,22 +28,27 @@ __all__ = [
 ]
 
 
+_V4_MAPPED = bytes(10) + b"\xff\xff"
+
+
 def address_literal(host: str) -> str | None:
     """The IP address a host string denotes without DNS, as getaddrinfo reads it (also the
     decimal, octal and hex IPv4 forms), unmapped from ::ffff:a.b.c.d; else None."""
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    try:
-        ip = ipaddress.ip_address(bare.split("%", 1)[0])
-    except ValueError:
-        if not bare or (bare[-1].isalpha() and not bare.lower().startswith("0x")):
-            return None
-        try:  # inet_aton takes 3232235777, 0300.0250.1.1, 0xc0a80101 as getaddrinfo does
-            ip = ipaddress.IPv4Address(socket.inet_aton(bare))
+    if not bare or (bare[-1].isalpha() and ":" not in bare and bare[:2].lower() != "0x"):
+        return None  # a DNS name: its last label is no number (the common case, decided first)
+    if ":" in bare:
+        try:
+            packed = socket.inet_pton(socket.AF_INET6, bare.split("%", 1)[0])
         except OSError:
             return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return str(ip)
+        if packed[:12] != _V4_MAPPED:
+            return socket.inet_ntop(socket.AF_INET6, packed)
+        return socket.inet_ntoa(packed[12:])
+    try:  # inet_aton takes 3232235777, 0300.0250.1.1, 0xc0a80101 as getaddrinfo does
+        return socket.inet_ntoa(socket.inet_aton(bare))
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,21 +91,38 @@ def _name(authority: str, source: str) -> Name | None:
     return Name(host, port, source) if host else None
 
 
+def _names(
+    authority: str, hosts: tuple[bytes, ...], target: tuple[str, int] | None, sni: str
+) -> tuple[Name, ...]:
+    found: list[Name | None] = [_name(authority, ":authority")] if authority else []
+    for value in hosts:
+        text = value.decode("utf-8", "surrogateescape")
+        found += (_name(part, "Host") for part in text.split(","))
+    named_target = Name(url_host(target[0]), target[1], "target") if target else None
+    found += [named_target, _name(sni, "SNI") if sni else None]
+    # one name per (host, port), the first place it was given: the rest say nothing new
+    unique = {(n.host, n.port): n for n in reversed(found) if n is not None}
+    return tuple(reversed(unique.values()))
+
+
+_cached_names = functools.lru_cache(maxsize=1024)(_names)
+"""A proxy sees the same few names on every request; long ones (a forged 1 MB Host) are not
+kept, so the cache stays small."""
+_CACHED_UP_TO = 512
+
+
 def addressing(flow: http.HTTPFlow) -> Addressing:
     """The names of a mitmproxy flow's request and its destination (request.host and port:
     the CONNECT target, the absolute-form host, or the transparent original destination)."""
     req = flow.request
-    found: list[Name | None] = []
-    if req.is_http2 or req.is_http3:
-        found.append(_name(req.authority, ":authority"))
-    for value in req.headers.get_all("host"):
-        found += (_name(part, "Host") for part in value.split(","))
+    authority = req.authority if req.is_http2 or req.is_http3 else ""
+    hosts = tuple(v for k, v in req.headers.fields if k.lower() == b"host")
     mode = flow.client_conn.proxy_mode
-    if req.host and (mode is None or mode.type_name not in _TRANSPARENT):
-        found.append(Name(url_host(req.host), req.port, "target"))
-    if flow.client_conn.sni:
-        found.append(_name(flow.client_conn.sni, "SNI"))
-    names = tuple(dict.fromkeys(n for n in found if n is not None))
+    named = req.host and (mode is None or mode.type_name not in _TRANSPARENT)
+    target = (req.host, req.port) if named else None
+    sni = flow.client_conn.sni or ""
+    size = len(authority) + len(sni) + sum(map(len, hosts))
+    names = (_cached_names if size <= _CACHED_UP_TO else _names)(authority, hosts, target, sni)
     return Addressing(req.scheme, names, (url_host(req.host), req.port), req.path)
 
 
@@ -115,15 +131,22 @@ def candidate_urls(
 ) -> tuple[str, ...]:
     """Every origin the request names, with its port and without, then the extra hosts (on the
     destination port and without); each + target. The first is the URL the log records."""
-    origins: list[str] = []
-    for name in names:
-        origins.append(url_origin(scheme, name.host, name.port))
-        origins.append(url_origin(scheme, name.host, None))
-    for host in extra:
-        origins.append(url_origin(scheme, host, port))
-        origins.append(url_origin(scheme, host, None))
     path = url_path(target)
-    return tuple(origin + path for origin in dict.fromkeys(origins))
+    return tuple(origin + path for origin in _origins(scheme.lower(), names, extra, port))
+
+
+@functools.lru_cache(maxsize=1024)  # a proxy sees few origins many times over
+def _origins(
+    scheme: str, names: tuple[Name, ...], extra: tuple[str, ...], port: int
+) -> tuple[str, ...]:
+    # Names are canonical already: only the default port is left out.
+    default = DEFAULT_PORTS.get(scheme)
+    hosts = [(n.host, n.port) for n in names] + [(h, port) for h in extra]
+    origins: list[str] = []
+    for host, given in hosts:
+        with_port = f"{scheme}://{host}:{given}" if given not in (None, default) else None
+        origins += [with_port, f"{scheme}://{host}"] if with_port else [f"{scheme}://{host}"]
+    return tuple(dict.fromkeys(origins))
 
 
 def default_port(scheme: str) -> int | None:

@@ -3,6 +3,7 @@ list of those the proxy may reach anyway (clawbench_allow_private)."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Sequence
 
@@ -25,6 +26,7 @@ def _embedded(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IP
     return ip.sixtofour
 
 
+@functools.lru_cache(maxsize=1024)  # parsing an address costs more than the rest of a request
 def private_kind(address: str) -> str | None:
     """Why a destination address is not the public internet, or None when it is."""
     ip = ipaddress.ip_address(address)

@@ -108,6 +108,8 @@ def repeatable(kind: str | None) -> bool:
 
 def decoded_separators(url: str) -> str | None:
     """The URL with %2F in its path read as '/', dot segments then resolved; None if none."""
+    if "%2" not in url:
+        return None
     authority = url.find("//") + 2
     start = url.find("/", authority)
     if start < 0:

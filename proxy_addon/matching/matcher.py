@@ -186,16 +186,20 @@ class Matcher:
     def needs_body(self) -> bool:
         return bool(self.schema.body)
 
-    def url_matches(self, url: str) -> bool:
+    def url_matches(self, url: str, *, equivalent: bool = False) -> bool:
         """url_pattern found in the URL, or in the URL as servers route it (server_equivalent):
-        a script's //api/checkout or /api/%63heckout reaches the same handler, so it matches."""
+        a script's //api/checkout or /api/%63heckout reaches the same handler, so it matches.
+        equivalent=True: also with %2F read as / (a named equivalence in match())."""
         regex = self._regex
         if regex is None:
             return False
         if regex.search(url) is not None:
             return True
         routed = server_equivalent(url)
-        return routed is not None and regex.search(routed) is not None
+        if routed is not None and regex.search(routed) is not None:
+            return True
+        decoded = decoded_separators(url) if equivalent else None
+        return decoded is not None and self.url_matches(decoded)
 
     def _same_host(self, url: str) -> bool:
         if not self._hosts:
@@ -214,8 +218,7 @@ class Matcher:
             return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
         notes: list[str] = []
         if not self.url_matches(req.url):
-            routed = decoded_separators(req.url)
-            if routed is None or not self.url_matches(routed):
+            if not self.url_matches(req.url, equivalent=True):
                 return self._url_miss(req.url, explain)
             notes.append("%2F in the path read as /")
         query = req.query

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from typing import Any
-from urllib.parse import quote, unquote_plus
+from urllib.parse import parse_qs, quote, unquote_plus
 
 import brotli
 from hypothesis import HealthCheck, given, settings
@@ -249,6 +249,16 @@ def test_candidate_urls_are_the_names_with_and_without_port(
     if names:
         assert urls[0] == build_url(scheme, names[0].host, names[0].port, target)
         assert build_url(scheme, names[0].host, None, target) in urls
+
+
+@SETTINGS
+@given(
+    query=st.lists(st.sampled_from([*"ab=&+%;#é ", "%41", "%zz", "=="]), max_size=30).map("".join)
+)
+def test_parse_query_is_parse_qs_with_single_values_unwrapped(query: str) -> None:
+    # parse_query skips parse_qs when there is no escape to decode; both ways must agree
+    expected = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(query).items()}
+    assert parse_query(query) == expected
 
 
 queries = st.lists(
