@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,11 @@ def wrk(
     port: int, base: str, close: bool, host: str, seconds: int, conns: int, cpu: int | None = None
 ) -> dict[str, Any]:
     script = RESULTS / "wrk-proxy.lua"
-    script.write_text(WRK_SCRIPT)
+    if not script.exists() or script.read_text() != WRK_SCRIPT:
+        # written once: loads run side by side would race on it (a truncated script in one)
+        tmp = script.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(WRK_SCRIPT)
+        os.replace(tmp, script)
     pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     out = subprocess.run(
         [
