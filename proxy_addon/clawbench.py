@@ -28,7 +28,7 @@ from mitmproxy import ctx, exceptions, http, tcp, udp
 from mitmproxy.proxy import server_hooks
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
-from proxy_addon.addon.destination import Destinations, Resolver
+from proxy_addon.addon.destination import Destinations, Placement, Resolver
 from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
 from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
 from proxy_addon.addon.modelhosts import parse_model_hosts
@@ -160,10 +160,10 @@ class ClawbenchInterceptor:
                     route(flow.request, target)
             elif flow.response is None:
                 sent = addressing(flow)
-                unknown = self.destinations.unresolved(sent)
-                if unknown:
-                    return self._request_resolved(flow, sent, unknown)
-                self._request(flow, sent)
+                placed = self.destinations.place(sent)
+                if isinstance(placed, set):
+                    return self._request_resolved(flow, sent, placed)
+                self._request(flow, placed)
         except Exception:
             self._fail_closed(flow)
         return None
@@ -174,7 +174,9 @@ class ClawbenchInterceptor:
         try:
             assert self.destinations is not None
             await self.destinations.resolver.resolve(hosts)
-            self._request(flow, sent)
+            placed = self.destinations.place(sent)
+            assert isinstance(placed, Placement)  # every host it needs is known now
+            self._request(flow, placed)
         except Exception:
             self._fail_closed(flow)
 
@@ -185,9 +187,8 @@ class ClawbenchInterceptor:
         if flow.killable:
             flow.kill()
 
-    def _request(self, flow: http.HTTPFlow, sent: Addressing) -> None:
-        assert self.matcher is not None and self.destinations is not None
-        place = self.destinations.place(sent)
+    def _request(self, flow: http.HTTPFlow, place: Placement) -> None:
+        assert self.matcher is not None
         found = evaluate(self.matcher, flow.request, place.urls, self.settings.max_body)
         if place.refused:
             flow.kill()
@@ -214,8 +215,11 @@ class ClawbenchInterceptor:
 
     async def _unread(self, flow: http.HTTPFlow, sent: Addressing) -> None:
         assert self.matcher is not None and self.destinations is not None
-        await self.destinations.resolver.resolve(self.destinations.unresolved(sent))
         place = self.destinations.place(sent)
+        if isinstance(place, set):
+            await self.destinations.resolver.resolve(place)
+            place = self.destinations.place(sent)
+        assert isinstance(place, Placement)
         found = evaluate_unread(self.matcher, flow.request, place.urls)
         if found.result.match and not place.refused:
             self._record(flow, found)

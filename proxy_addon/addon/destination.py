@@ -21,11 +21,13 @@ from proxy_addon.addon.names import (
     Addressing,
     Name,
     address_literal,
+    candidate_origins,
     candidate_urls,
     default_port,
     url_host,
 )
 from proxy_addon.addon.private import AllowList, private_kind
+from proxy_addon.matching.urls import url_path
 
 __all__ = ["Destinations", "Placement", "Resolver", "Route"]
 
@@ -151,37 +153,39 @@ class Destinations:
             return None
         return f"{address} is {kind} (allow it with clawbench_allow_private)"
 
-    def unresolved(self, a: Addressing) -> set[str]:
-        """Hosts whose addresses place() needs and the resolver does not know yet."""
-        if self._recent(a) is not None:
-            return set()
-        if not a.names or any(self.route_for(n.host) for n in a.names):
+    def place(self, a: Addressing) -> Placement | set[str]:
+        """Where the request goes, or why it may not; or, when that needs a host the resolver
+        does not know yet, those hosts (resolve them, then ask again)."""
+        port = a.destination[1]
+        if not a.names:  # logged under the address it was sent to
+            urls = candidate_urls(a.scheme, (), a.destination[:1], port, a.path)[:1]
+            return Placement(urls, refused="it names no host (no Host, :authority, target, SNI)")
+        key = (a.scheme, a.names, a.destination)
+        now = time.monotonic()
+        hit = self._decided.get(key)
+        if hit is not None and now - hit[0] < DECIDED_FOR:
+            refused, route, origins = hit[1]
+        else:
+            missing = self._unresolved(a)
+            if missing:
+                return missing
+            refused, route, extra = self._decide(a)
+            origins = candidate_origins(a.scheme, a.names, extra, port)
+            if len(self._decided) >= DECIDED_SIZE:
+                self._decided.clear()
+            self._decided[key] = (now, (refused, route, origins))
+        path = url_path(a.path)
+        return Placement(tuple(origin + path for origin in origins), refused, route)
+
+    def _unresolved(self, a: Addressing) -> set[str]:
+        """Hosts whose addresses the decision needs and the resolver does not know yet."""
+        if any(self.route_for(n.host) for n in a.names):
             return set()
         dest = a.destination[0]
         hosts = {dest, *(n.host for n in a.names if n.host != dest)}
         if all(address_literal(n.host) for n in a.names):
             hosts.update(h for h in self.pattern_hosts if self.route_for(h) is None)
         return {h for h in hosts if self.resolver.known(h) is None}
-
-    def place(self, a: Addressing) -> Placement:
-        """Where the request goes, or why it may not; every host it needs is resolved."""
-        port = a.destination[1]
-        if not a.names:  # logged under the address it was sent to
-            urls = candidate_urls(a.scheme, (), a.destination[:1], port, a.path)[:1]
-            return Placement(urls, refused="it names no host (no Host, :authority, target, SNI)")
-        decided = self._recent(a)
-        if decided is None:
-            decided = self._decide(a)
-            if len(self._decided) >= DECIDED_SIZE:
-                self._decided.clear()
-            self._decided[(a.scheme, a.names, a.destination)] = (time.monotonic(), decided)
-        refused, route, extra = decided
-        return Placement(candidate_urls(a.scheme, a.names, extra, port, a.path), refused, route)
-
-    def _recent(self, a: Addressing) -> tuple[str | None, Route | None, tuple[str, ...]] | None:
-        """The decision on the same names and destination, if made within DECIDED_FOR."""
-        hit = self._decided.get((a.scheme, a.names, a.destination))
-        return hit[1] if hit is not None and time.monotonic() - hit[0] < DECIDED_FOR else None
 
     def _decide(self, a: Addressing) -> tuple[str | None, Route | None, tuple[str, ...]]:
         """(why refused, the route, the pattern's hosts it is also matched under)."""

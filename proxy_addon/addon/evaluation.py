@@ -47,10 +47,10 @@ def _decide(
 ) -> tuple[MatchResult, str, Any]:
     error = parsed.error if parsed else None
     kind = parsed.kind if parsed else None
-    first: MatchResult | None = None
-    for i, url in enumerate(urls):  # its names in turn, each with and without its port
-        if i and not matcher.url_matches(url, equivalent=True):
-            continue  # decided on its URL alone; only the first one's miss is logged
+    near: MatchResult | None = None
+    for url in urls:  # its names in turn, each with and without its port
+        if not (matcher.url_matches(url) or matcher.url_matches_decoded(url)):
+            continue  # decided on its URL alone
         for body, note in _readings(parsed):
             req = HttpRequest(seen.method, url, body, error, seen.headers, kind)
             result = matcher.match(req, explain=False)
@@ -59,9 +59,10 @@ def _decide(
                     notes = "; ".join(n for n in (result.equivalence, note) if n)
                     result = replace(result, equivalence=notes)
                 return result, url, body
-            first = first or result
-    assert first is not None
-    return first, urls[0], parsed.value if parsed else None
+            near = near or result
+    # no match: the first URL-matching near miss says why, else the first URL's miss
+    result = near or matcher.url_miss(urls[0], explain=False)
+    return result, urls[0], parsed.value if parsed else None
 
 
 def evaluate(

@@ -22,6 +22,7 @@ __all__ = [
     "Name",
     "address_literal",
     "addressing",
+    "candidate_origins",
     "candidate_urls",
     "default_port",
     "url_host",
@@ -132,13 +133,14 @@ def candidate_urls(
     """Every origin the request names, with its port and without, then the extra hosts (on the
     destination port and without); each + target. The first is the URL the log records."""
     path = url_path(target)
-    return tuple(origin + path for origin in _origins(scheme.lower(), names, extra, port))
+    return tuple(origin + path for origin in candidate_origins(scheme, names, extra, port))
 
 
-@functools.lru_cache(maxsize=1024)  # a proxy sees few origins many times over
-def _origins(
+def candidate_origins(
     scheme: str, names: tuple[Name, ...], extra: tuple[str, ...], port: int
 ) -> tuple[str, ...]:
+    """candidate_urls without the target: `scheme://host[:port]` of each."""
+    scheme = scheme.lower()
     # Names are canonical already: only the default port is left out.
     default = DEFAULT_PORTS.get(scheme)
     hosts = [(n.host, n.port) for n in names] + [(h, port) for h in extra]

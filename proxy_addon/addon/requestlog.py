@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import json.encoder as json_encoder
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -28,6 +29,9 @@ from proxy_addon.records.interception import InterceptedRequest, Interception
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
+
+
+_WANTED_LENGTHS = frozenset(len(n) for n in ("content-type", "content-encoding", "upgrade"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,8 @@ def see_request(
     ]
     content_type = content_encoding = upgrade = None
     for name, value in pairs:
+        if len(name) not in _WANTED_LENGTHS:  # most headers: no lower() needed
+            continue
         lower = name.lower()
         # Repeats are joined with ", " as mitmproxy's Headers.get() does.
         if lower == "content-type":
@@ -102,11 +108,13 @@ def see_request(
         headers = {printable(k): printable(v) for k, v in headers.items()}
     _, sep, query = url.partition("?")
     params = parse_query(query.partition("#")[0]) if sep else {}
+    safe_url = redact_url(url)
     return SeenRequest(
-        url=redact_url(url),
+        url=safe_url,
         method=method,
         headers=headers,
-        query=redact_fields(params),
+        # redact_url returns a URL with no secret query key as itself (they judge keys alike)
+        query=params if safe_url is url else redact_fields(params),
         content_type=content_type,
         content_encoding=content_encoding,
         websocket=upgrade is not None and upgrade.strip().lower() == "websocket",
@@ -187,14 +195,28 @@ def log_line(
         entry["refused"] = refused
     # ASCII output: a lone surrogate (a JSON body's "\\ud83d") is written as its escape.
     try:
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     except ValueError:  # NaN or Infinity in the body: strict JSON has neither
         entry["body"] = finite_floats(body)
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     return (text + "\n").encode("ascii")
 
 
-_LINE = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
+def _line_encoder() -> Any:
+    """json.dumps(separators=(",", ":"), default=str, allow_nan=False) as one prebuilt C
+    encoder: JSONEncoder.encode builds a new one on every call (a fifth of a line's cost, on
+    every request: docs/benchmarks.md). No circular check: a line holds parsed JSON and
+    strings, which cannot refer to themselves."""
+    encoder = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
+    if json_encoder.c_make_encoder is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    make = json_encoder.c_make_encoder(
+        None, str, json_encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+    )
+    return lambda value: "".join(make(value, 0))
+
+
+_encode = _line_encoder()
 """A requests.jsonl line: compact, ASCII, strict (no NaN), anything unknown as its str()."""
 
 
@@ -220,10 +242,10 @@ def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> bytes
         "websocket_message": "text" if message.is_text else "binary",
     }
     try:
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     except ValueError:  # NaN or Infinity in a JSON message
         entry["body"] = finite_floats(entry["body"])
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     return (text + "\n").encode("ascii")
 
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from proxy_addon.matching.urls import remove_dot_segments
+from proxy_addon.matching.urls import path_span, remove_dot_segments
 
 __all__ = [
     "METHOD_OVERRIDE_HEADERS",
@@ -108,17 +108,10 @@ def repeatable(kind: str | None) -> bool:
 
 def decoded_separators(url: str) -> str | None:
     """The URL with %2F in its path read as '/', dot segments then resolved; None if none."""
-    if "%2" not in url:
+    span = path_span(url) if "%2" in url else None
+    if span is None:
         return None
-    authority = url.find("//") + 2
-    start = url.find("/", authority)
-    if start < 0:
-        return None
-    end = len(url)
-    for stop in ("?", "#"):
-        i = url.find(stop, start)
-        if 0 <= i < end:
-            end = i
+    start, end = span
     path = url[start:end]
     if not _ENCODED_SLASH.search(path):
         return None

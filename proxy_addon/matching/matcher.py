@@ -186,19 +186,20 @@ class Matcher:
     def needs_body(self) -> bool:
         return bool(self.schema.body)
 
-    def url_matches(self, url: str, *, equivalent: bool = False) -> bool:
+    def url_matches(self, url: str) -> bool:
         """url_pattern found in the URL, or in the URL as servers route it (server_equivalent):
-        a script's //api/checkout or /api/%63heckout reaches the same handler, so it matches.
-        equivalent=True: also with %2F read as / (a named equivalence in match())."""
+        a script's //api/checkout or /api/%63heckout reaches the same handler, so it matches."""
         regex = self._regex
         if regex is None:
             return False
         if regex.search(url) is not None:
             return True
         routed = server_equivalent(url)
-        if routed is not None and regex.search(routed) is not None:
-            return True
-        decoded = decoded_separators(url) if equivalent else None
+        return routed is not None and regex.search(routed) is not None
+
+    def url_matches_decoded(self, url: str) -> bool:
+        """url_matches once %2F in the path is read as / (a named equivalence in match())."""
+        decoded = decoded_separators(url)
         return decoded is not None and self.url_matches(decoded)
 
     def _same_host(self, url: str) -> bool:
@@ -218,8 +219,8 @@ class Matcher:
             return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
         notes: list[str] = []
         if not self.url_matches(req.url):
-            if not self.url_matches(req.url, equivalent=True):
-                return self._url_miss(req.url, explain)
+            if not self.url_matches_decoded(req.url):
+                return self.url_miss(req.url, explain=explain)
             notes.append("%2F in the path read as /")
         query = req.query
         body = None if req.body_error is not None else req.body
@@ -245,7 +246,8 @@ class Matcher:
             equivalence="; ".join(notes) or None,
         )
 
-    def _url_miss(self, url: str, explain: bool) -> MatchResult:
+    def url_miss(self, url: str, *, explain: bool = True) -> MatchResult:
+        """The verdict on a request whose URL does not match (the URL alone decides it)."""
         same_host = self._same_host(url)
         if not (explain or same_host):
             return _NO_MATCH

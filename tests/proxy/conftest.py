@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -51,6 +52,18 @@ def write_task(
     path = directory / "task.json"
     path.write_text(json.dumps({"instruction": "t", "eval_schema": schema, "time_limit": 5}))
     return path
+
+
+def read_head(sock: socket.socket) -> bytes:
+    """Bytes from sock until a blank line ends a message head (or the peer closes): the head,
+    and whatever came with it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def secrets_in(directory: Path, secrets: Sequence[str]) -> list[tuple[str, str]]:

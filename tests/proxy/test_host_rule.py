@@ -11,22 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.proxy.conftest import SHOP, Run, write_task
+from tests.proxy.conftest import SHOP, Run, read_head, write_task
 from tests.proxy.hooks import SHOP as HOOK_SHOP
 from tests.proxy.hooks import make_flow
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"
 BODY = b"item=mug"
-
-
-def _read_head(sock: socket.socket) -> bytes:
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        if not chunk:
-            break
-        head += chunk
-    return head
 
 
 def exchange(
@@ -43,7 +33,7 @@ def exchange(
     try:
         if connect:
             sock.sendall(f"CONNECT {connect} HTTP/1.1\r\nHost: {connect}\r\n\r\n".encode())
-            assert _read_head(sock).startswith(b"HTTP/1.1 200")
+            assert read_head(sock).startswith(b"HTTP/1.1 200")
         if tls:
             context = ssl.create_default_context(cafile=str(run.proxy.ca_cert))
             context.check_hostname = False  # the SNI is the point here, not the certificate

@@ -13,7 +13,7 @@ import pytest
 import wsproto
 import wsproto.events as ws
 
-from tests.proxy.conftest import write_task
+from tests.proxy.conftest import read_head, write_task
 from tests.proxy.hooks import make_flow
 from tests.support.upstream import WsUpstream, start_ws_upstream
 
@@ -41,13 +41,9 @@ class UpgradeServer:
 
     def _one(self, conn: socket.socket) -> None:
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return
-                data += chunk
-            head, _, rest = data.partition(b"\r\n\r\n")
+            head, found, rest = read_head(conn).partition(b"\r\n\r\n")
+            if not found:
+                return
             self.heads.append(head)
             conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x-raw\r\n"
                          b"Connection: Upgrade\r\n\r\n")  # fmt: skip

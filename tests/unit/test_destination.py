@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from proxy_addon.addon.destination import Destinations, Resolver, Route
+from proxy_addon.addon.destination import Destinations, Placement, Resolver, Route
 from proxy_addon.addon.names import Addressing, Name, address_literal
 from proxy_addon.addon.private import AllowList, private_kind
 
@@ -88,12 +88,13 @@ def _destinations(
     return Destinations(routes or {}, AllowList(allow), pattern, Resolver())
 
 
-def _place(dest: Destinations, a: Addressing):
-    missing = dest.unresolved(a)
-    if missing:
-        asyncio.run(dest.resolver.resolve(missing))
-    assert not dest.unresolved(a)
-    return dest.place(a)
+def _place(dest: Destinations, a: Addressing) -> Placement:
+    placed = dest.place(a)
+    if isinstance(placed, set):  # hosts to look up first
+        asyncio.run(dest.resolver.resolve(placed))
+        placed = dest.place(a)
+    assert isinstance(placed, Placement)
+    return placed
 
 
 def _a(dest: tuple[str, int], *names: tuple[str, int | None, str], scheme: str = "http"):
