@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.records.interception import read_interception
 from sandbox.host.executor import RunRequest, run_task
 from sandbox.host.payload import AgentChoice
 from tests.sandbox.conftest import CASES
@@ -42,26 +41,34 @@ def _log(outcome: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize(
-    ("name", "command"),
-    [
-        # the Host header names another port of the same site: matched under the name it is
-        # sent to as well, so blocked and credited
-        (
-            "host-port",
-            f"{DIRECT} -H 'Host: shop.clawbench.test:8443' {BODY} "
-            "https://shop.clawbench.test/api/checkout",
-        ),
-    ],
-)
-def test_a_commit_under_another_name_is_blocked_and_credited(
-    docker_client, sandbox_image, internet, tmp_path, name, command
+def test_a_commit_with_a_second_host_never_reaches_the_site(
+    docker_client, sandbox_image, internet, tmp_path
 ) -> None:
     before = len(internet.log())
+    # a forged second Host after the real one: matched under every name it carries
+    command = (
+        f"{DIRECT} -H 'Host: shop.clawbench.test' -H 'Host: other.test' {BODY} "
+        "https://shop.clawbench.test/api/checkout"
+    )
     outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
-    assert outcome.ending.category == "intercepted", (name, outcome.ending)
-    assert read_interception(outcome.run_dir / "data" / "interception.json").intercepted
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
+    log = [e for e in _log(outcome) if "checkout" in e["url"]]
+    assert log and all(e.get("blocked") or e.get("refused") for e in log), log
+
+
+def test_the_port_trick_never_reaches_the_site(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    before = len(internet.log())
+    # the Host names another port than the connection's (the one-line leak)
+    command = (
+        f"{DIRECT} -H 'Host: shop.clawbench.test:8443' {BODY} "
+        "https://shop.clawbench.test/api/checkout"
+    )
+    outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
+    assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
+    log = [e for e in _log(outcome) if "checkout" in e["url"]]
+    assert log and all(e.get("blocked") or e.get("refused") for e in log), log
 
 
 def test_a_request_whose_names_and_destination_disagree_is_refused(
@@ -74,7 +81,7 @@ def test_a_request_whose_names_and_destination_disagree_is_refused(
     assert outcome.ending.category != "intercepted", outcome.ending
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
     refused = [e for e in _log(outcome) if not e.get("model_call") and "checkout" in e["url"]]
-    assert refused and not any(e.get("blocked") and e.get("matched") for e in refused)
+    assert refused and all(e.get("refused") for e in refused), refused
 
 
 def test_metadata_and_the_docker_host_are_refused(

@@ -344,10 +344,10 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
     assert sorted(probes) == ["/probe-tcp4_port_8080", "/probe-tcp6_port_8080"]
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.egress_blocked is not None and meta.egress_blocked >= 5  # the UDP/TCP probes
-    refused = (
-        (outcome.run_dir / "data" / "mitmdump.log").read_text().count("clawbench: refused a raw")
-    )
-    assert refused == 2  # the raw bytes to port 80 (redirected) and through a CONNECT tunnel
+    # Raw TCP relaying is off (the addon refuses to start with it on): the raw bytes to port
+    # 80 and through a CONNECT tunnel opened no raw stream, so the proxy relayed nothing of
+    # them (the site's log above has none of the agent's probes).
+    assert "refused a raw" not in (outcome.run_dir / "data" / "mitmdump.log").read_text()
     assert meta.result_category == "model_not_intercepted" and meta.stop_reason == "agent_exited"
 
 
