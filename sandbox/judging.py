@@ -1,40 +1,61 @@
-"""`--judge-model`: check the judge before any work, score finished runs with the scorer's CLI.
+"""`--judge-model`: resolve the judge before any work, then score finished runs with the scorer.
 
-check_judge resolves the judge as clawbench-score will (same models.yaml, same environment), so
-a missing key or an unknown entry stops a command before it starts a container or a run.
-score_run calls `clawbench-score` in-process; scoring_failed words its failure for the caller,
-which reports it and exits non-zero (the runs stay, and can be scored again).
+check_judge resolves the judge once (scorer.scoring.resolve_judge: the same models.yaml, the same
+environment), so a missing key or an unknown entry stops a command before it starts a container
+or a run; the JudgeConfig it returns goes on to score_runs, which calls scorer.scoring.score and
+returns its typed result (per run: intercepted, judge_match, final_pass, result_category).
+score_run is the same as an exit code, for callers that only report; scoring_failed words a
+failure for the caller, which reports it and exits non-zero (the runs stay, and can be scored
+again).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sys
 from pathlib import Path
 
+from rich.console import Console
+
 from sandbox.host.docker_api import EngineError
+from scorer.display import print_result
+from scorer.models_yaml import ConfigError, JudgeConfig
+from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, resolve_judge, score
 
 
 class JudgeUnavailable(EngineError):
-    """The judge cannot be used: the scorer is not installed, or its config does not resolve."""
+    """The judge cannot be used: its configuration does not resolve."""
 
 
-def _score_main() -> Callable[[Sequence[str] | None], int]:
+def check_judge(judge_model: str, models_yaml: Path | None = None) -> JudgeConfig:
+    """The judge resolved as the scorer resolves it; JudgeUnavailable (entry, key) if it is not."""
     try:
-        from scorer.cli import main
-    except ImportError as e:
-        raise JudgeUnavailable(f"--judge-model needs the scorer (scorer.cli.main): {e}") from e
-    return main
-
-
-def check_judge(judge_model: str, models_yaml: Path | None = None) -> None:
-    """JudgeUnavailable unless the judge resolves (entry found, key set), as the scorer will."""
-    _score_main()
-    from scorer.models_config import ConfigError, resolve_judge
-
-    try:
-        resolve_judge(judge_model, models_yaml)
+        return resolve_judge(judge_model, models_yaml)
     except ConfigError as e:
         raise JudgeUnavailable(f"--judge-model: {e}") from e
+
+
+def score_runs(
+    path: Path, judge: JudgeConfig | str, models_yaml: Path | None = None
+) -> ScoreResult:
+    """Score a run or a batch with this judge (its table on stderr); the scorer's errors raise
+    (scorer.scoring.SCORING_ERRORS, KeyboardInterrupt)."""
+    result = score(ScoreOptions(paths=[path], judges=[judge], models_yaml=models_yaml))
+    print_result(result, Console(stderr=True))
+    return result
+
+
+def score_run(path: Path, judge: JudgeConfig | str, models_yaml: Path | None = None) -> int:
+    """score_runs as clawbench-score's exit code: 0, 1 (a write failed), 2 (bad input or a judge
+    that cannot serve, said on stderr), 130 (interrupted)."""
+    try:
+        result = score_runs(path, judge, models_yaml)
+    except SCORING_ERRORS as e:
+        print(f"clawbench-score: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("clawbench-score: interrupted; the verdicts received are saved", file=sys.stderr)
+        return 130
+    return 1 if result.write_errors else 0
 
 
 def score_command(path: Path, judge_model: str, models_yaml: Path | None = None) -> list[str]:
@@ -45,13 +66,18 @@ def score_command(path: Path, judge_model: str, models_yaml: Path | None = None)
     return argv
 
 
-def score_run(run_dir: Path, judge_model: str, models_yaml: Path | None = None) -> int:
-    """Run `clawbench-score RUN_DIR --judge-model NAME [--models-yaml F]` in-process: its code."""
-    return _score_main()(score_command(run_dir, judge_model, models_yaml))
-
-
 def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | None) -> str:
-    """One line saying scoring failed (clawbench-score printed why) and how to score again."""
+    """One line saying scoring failed (its error above) and how to score again."""
     again = " ".join(["clawbench-score", *score_command(path, judge_model, models_yaml)])
     how = "was interrupted" if code == 130 else f"failed (exit {code}, its error above)"
     return f"scoring {how}; the runs are kept, score them again with: {again}"
+
+
+__all__ = [
+    "JudgeUnavailable",
+    "check_judge",
+    "score_command",
+    "score_run",
+    "score_runs",
+    "scoring_failed",
+]

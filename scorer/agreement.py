@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scorer.stats import cohen_kappa, fleiss_kappa, kendall_tau_b
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
 class JudgeStats(BaseModel):

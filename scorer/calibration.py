@@ -63,7 +63,7 @@ class CalibrationRequest(BaseModel):
         return url
 
     def as_request(self) -> dict[str, Any]:
-        """The interception.json `request` shape that scorer.prompts.request_dump reads."""
+        """The interception.json `request` shape that scorer.judge.prompts.request_dump reads."""
         return {"url": self.url, "method": self.method, "params": self.params, "body": self.body}
 
 

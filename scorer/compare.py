@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scorer.stats import mcnemar_exact, paired_difference_interval
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
 class Flip(BaseModel):

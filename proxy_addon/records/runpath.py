@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from proxy_addon.records.runmeta import RunMeta, safe_model
-from scorer.runs import RunRecord, read_task
+from scorer.batch.rundir import RunRecord, read_task
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
 from proxy_addon.records.runmeta import RunMeta
-from scorer.cache import read_record
-from scorer.runs import load_run
-from scorer.summary import TaskRow
-from scorer.verdict import coerce_match
+from scorer.batch.rescore_summary import TaskRow
+from scorer.batch.rundir import load_run
+from scorer.judge.cache import read_record
+from scorer.judge.verdict import coerce_match
 
 NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""

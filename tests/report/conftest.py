@@ -12,12 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.batches import our_run, reference_run, task_json, write_corpus
 from proxy_addon.addon.launcher import start_proxy
+from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main as score
 from scorer.html_report.cli import main
-from tests.scorer.builder import our_run, reference_run, task_json, write_corpus
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, Reply, start_judge_server, verdict
 from tests.support.upstream import start_upstream
 
 HOSTILE_ITEM = "<script>document.title='pwned-script'</script>"
@@ -124,7 +124,6 @@ def build(tmp: Path) -> Batches:
 def batches(tmp_path_factory: pytest.TempPathFactory) -> Batches:
     tmp = tmp_path_factory.mktemp("report")
     mp = pytest.MonkeyPatch()
-    mp.setenv("CLAWBENCH_SCORE_CACHE", str(tmp / "score-cache"))
     mp.delenv("DEEPSEEK_API_KEY", raising=False)
     try:
         return build(tmp)

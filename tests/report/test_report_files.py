@@ -11,11 +11,11 @@ from urllib.parse import unquote
 import pytest
 
 import scorer.html_report as html_report
+from bench.batches import reference_run, task_json
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from scorer.html_report.markup import el, join
 from tests.report.conftest import CART, Batches, summary
-from tests.scorer.builder import reference_run, task_json
 
 
 class Page(HTMLParser):

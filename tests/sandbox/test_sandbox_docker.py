@@ -35,9 +35,9 @@ from sandbox.host.docker_api import BATCH_LABEL, LABEL
 from sandbox.host.executor import RunRequest, run_task
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
+from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES
-from tests.support.judge_server import error, start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Scorer test plumbing: a private score-index directory, a loopback judge, models.yaml files."""
+"""Scorer test plumbing: no judge key from the environment, a loopback judge, models.yaml files."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.judge_server import JudgeServer, start_judge_server
+from sandbox.scripted_models.judge import JudgeServer, start_judge_server
 
 FAKE_KEY = "sk-clawbench-test-7c1e0d5b9a2f4e8d"
 """A distinctive API key: tests grep every file and stream for it."""
 
 
 @pytest.fixture(autouse=True)
-def _score_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CLAWBENCH_SCORE_CACHE", str(tmp_path_factory.mktemp("score-cache")))
+def _no_judge_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     monkeypatch.delenv("DEEPSEEK_BASE_URL", raising=False)
 

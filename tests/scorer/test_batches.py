@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.batches import our_run, reference_meta, reference_run, task_json, write_corpus
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.cli import main
-from tests.scorer.builder import our_run, reference_meta, reference_run, task_json, write_corpus
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 WRONG_URL = {"url": "https://shop.example.com/api/wishlist", "method": "POST", "body": {}}
@@ -121,9 +121,6 @@ def test_run_meta_keeps_the_reference_keys_and_gains_ours(
     assert infra["failure_category"] == "api_or_credit"  # the reference's key, untouched
     # scoring again leaves every file as it is
     stamps = {p: p.stat().st_mtime_ns for p in batch.rglob("*.json")}
-    score(batch, judge, "--tasks", str(corpus))
-    (cache,) = Path(__import__("os").environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*")
-    cache.unlink()  # and so does a full scoring
     score(batch, judge, "--tasks", str(corpus))
     assert {p: p.stat().st_mtime_ns for p in batch.rglob("*.json")} == stamps
 
@@ -268,7 +265,7 @@ def test_a_csv_that_cannot_be_merged_is_one_error_before_any_work(
     }[problem]
     if problem == "other columns":
         csv.write_text("a,b\n1,2\n")
-    for scored_before in (False, True):  # a full scoring, then one the index would answer
+    for scored_before in (False, True):  # before any scoring, then after one
         if scored_before:
             assert main([str(batch), "--no-judge"]) == 0
         else:

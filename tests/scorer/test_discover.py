@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.discover import DiscoveryError, find_batches
+from scorer.batch.discovery import DiscoveryError, find_batches
 
 
 def _run(path: Path) -> Path:

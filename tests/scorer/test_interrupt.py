@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.batches import reference_run, task_json
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import ROOT
-from tests.scorer.builder import reference_run, task_json
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 
 RUNS = 40
 
@@ -57,8 +57,8 @@ def command(batch: Path, yaml: Path) -> list[str]:
     ]
 
 
-def env(cache: Path) -> dict[str, str]:
-    return {**os.environ, "CLAWBENCH_SCORE_CACHE": str(cache), "PYTHONPATH": str(ROOT)}
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def comparable(batch: Path) -> dict:
@@ -85,7 +85,7 @@ def reference_result(tmp_path_factory: pytest.TempPathFactory, slow_judge: Judge
     tmp = tmp_path_factory.mktemp("straight")
     batch = make_batch(tmp)
     yaml = models_yaml(tmp / "models.yaml", slow_judge)
-    done = subprocess.run(command(batch, yaml), env=env(tmp / "cache"), capture_output=True)
+    done = subprocess.run(command(batch, yaml), env=env(), capture_output=True)
     assert done.returncode == 0, done.stderr
     return comparable(batch)
 
@@ -95,7 +95,7 @@ def interrupted(tmp: Path, judge: JudgeServer, sig: int) -> tuple[Path, Path, in
     yaml = models_yaml(tmp / "models.yaml", judge)
     proc = subprocess.Popen(
         command(batch, yaml),
-        env=env(tmp / "cache-b"),
+        env=env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -131,7 +131,7 @@ def test_interrupted_then_rerun_equals_an_uninterrupted_run(
     (last / "data" / ".judge.json.4242.1.tmp").write_text('{"match": tr')
     (batch / ".rescore-summary.json.4242.2.tmp").write_text("{")
     calls_before = slow_judge.count
-    again = subprocess.run(command(batch, yaml), env=env(tmp_path / "cache-b"), capture_output=True)
+    again = subprocess.run(command(batch, yaml), env=env(), capture_output=True)
     assert again.returncode == 0, again.stderr
     assert slow_judge.count - calls_before <= RUNS - judged + 4  # the saved verdicts are reused
     assert comparable(batch) == reference_result

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.batches import reference_run, task_json, write_corpus
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, error, verdict
 from scorer.cli import main
-from scorer.pipeline import ScoreOptions, score
-from tests.scorer.builder import reference_run, task_json, write_corpus
+from scorer.scoring import ScoreOptions, resolve_judge, score
 from tests.scorer.conftest import FAKE_KEY, models_yaml
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, error, verdict
 
 REQUEST = {
     "url": "https://shop.example.com/api/cart",
@@ -48,8 +48,8 @@ def run_cli(batch: Path, server: JudgeServer, *extra: str) -> int:
 
 def run_lib(batch: Path, server: JudgeServer, **kw: object) -> None:
     yaml = models_yaml(batch.parent / "models.yaml", server)
-    opts = ScoreOptions(path=batch, models_yaml=yaml, judge_model="judge-x", backoff=0.01, **kw)
-    score(opts)  # type: ignore[arg-type]
+    judge = resolve_judge("judge-x", yaml)
+    score(ScoreOptions(paths=[batch], judges=[judge], backoff=0.01, **kw))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -273,7 +273,7 @@ def test_the_default_judge_sends_deepseek_parameters(
 def test_a_judge_with_fewer_slots_than_concurrency_ends_with_zero_errors(
     tmp_path: Path,
 ) -> None:
-    from tests.support.judge_server import start_judge_server
+    from sandbox.scripted_models.judge import start_judge_server
 
     with start_judge_server(latency=0.05, max_concurrent=2, retry_after="0.1") as server:
         batch = batch_of(tmp_path, 24)
@@ -289,11 +289,7 @@ def test_the_cache_makes_the_second_run_free(tmp_path: Path, judge: JudgeServer)
     assert run_cli(batch, judge) == 0
     assert judge.count == 3
     first = summary(batch)
-    assert run_cli(batch, judge) == 0  # answered by the score index
-    assert judge.count == 3
-    for index in Path(__import__("os").environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*"):
-        index.unlink()
-    assert run_cli(batch, judge) == 0  # a full scoring, every verdict from data/judge.json
+    assert run_cli(batch, judge) == 0  # every verdict from data/judge.json
     assert judge.count == 3 and summary(batch) == first
     assert run_cli(batch, judge, "--rubric", "lenient") == 0  # another rubric: new inputs
     assert judge.count == 6
@@ -375,7 +371,6 @@ def test_the_api_key_never_appears_in_any_file_or_stream(
     assert all(c.headers["authorization"] == f"Bearer {FAKE_KEY}" for c in judge.calls)
     assert FAKE_KEY not in out.out + out.err
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "models.yaml"]
-    written += [p for p in Path(__import__("os").environ["CLAWBENCH_SCORE_CACHE"]).rglob("*")]
     assert any(p.name == "judge.json" for p in written)
     for p in written:
         if p.is_file():

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from scorer.limiter import AimdLimiter
+from scorer.judge.limiter import AimdLimiter
 
 
 def test_starts_at_the_cap_and_never_grows_past_it() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.judge import call_params, retry_after
-from scorer.models_config import ConfigError, JudgeConfig, default_judge, resolve_judge
+from scorer.judge.client import call_params, retry_after
+from scorer.models_yaml import ConfigError, JudgeConfig, default_judge, resolve_judge
 
 YAML = """\
 # the reference's models.example.yaml shape: an agent entry and the judge

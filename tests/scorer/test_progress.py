@@ -10,13 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scorer.engine import JudgeJob, JudgeResult
-from scorer.report import PlainProgress
-from scorer.verdict import Verdict
+from bench.batches import reference_run, task_json
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
+from scorer.display import PlainProgress
+from scorer.judge.scheduler import JudgeJob, JudgeResult
+from scorer.judge.verdict import Verdict
 from tests.conftest import ROOT
-from tests.scorer.builder import reference_run, task_json
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, verdict
 
 LINE = re.compile(r"^judging (\d+)/(\d+): match (\d+), mismatch (\d+), error (\d+) \([\d.]+ s\)$")
 RUNS = 30
@@ -57,8 +57,6 @@ def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServe
     assert [c for c, _ in counts] == sorted({c for c, _ in counts})  # judged only goes up
     assert lines[-1].startswith(f"judging {RUNS}/{RUNS}: match 20, mismatch 10, error 0 (")
     # the verdicts are saved, so no judge call now: no progress to show
-    for index in Path(os.environ["CLAWBENCH_SCORE_CACHE"]).glob("index-*"):
-        index.unlink()
     again = scorer(batch, judge, "--progress")
     assert again.returncode == 0 and again.stderr == "" and judge.count == RUNS
 
@@ -93,9 +91,8 @@ def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
 def test_the_installed_command_flushes_its_whole_output_and_exit_code(
     tmp_path: Path, judge: JudgeServer
 ) -> None:
-    # clawbench-score skips the interpreter's teardown (os._exit) once main() returns: the
-    # table piped to another program must still arrive whole, the summary be on disk, and the
-    # exit code be main()'s.
+    # the installed command: the table piped to another program arrives whole, the summary is
+    # on disk, and the exit code is main()'s.
     command = Path(sys.executable).parent / "clawbench-score"
     batch = a_batch(tmp_path)
     yaml = models_yaml(tmp_path / "models.yaml", judge)

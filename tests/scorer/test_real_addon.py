@@ -14,11 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.batches import our_run, task_json
 from proxy_addon.addon.launcher import start_proxy
+from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main
-from tests.scorer.builder import our_run, task_json
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, Reply, start_judge_server, verdict
 from tests.support.upstream import start_upstream
 
 SECRET_COOKIE = "sid=cookie-value-4f1d"

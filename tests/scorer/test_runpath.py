@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.batches import reference_run, task_json, write_corpus
 from proxy_addon.records.runpath import PathIdentity, parse_run_dir
-from tests.scorer.builder import reference_run, task_json, write_corpus
+from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from tests.scorer.conftest import models_yaml
-from tests.support.judge_server import JudgeCall, JudgeServer, Reply, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
@@ -190,7 +190,7 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     assert [(t["test_case"], t["status"], t["run_dir"]) for t in rows] == [
         (None, "counted", "manual/rerun-of-t3")
     ]
-    # answered from the score index: the same rows, still no unknown row in the CSV
+    # scored again: the same rows, still no unknown row in the CSV
     csv.unlink()
     score(batch, judge, "--tasks", str(corpus), "--csv", str(csv))
     assert csv.read_text().splitlines()[1:] == [f"{MODEL},openclaw,v9,2,6,33.33,1.00"]

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.outcome import Outcome, RubricVerdict, Stage1, result_category
-from scorer.plan import finish
-from scorer.summary import Options, summarize
+from scorer.batch.aggregate import SummaryOptions, summarize
+from scorer.batch.runplan import finish
+from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_category
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,8 +53,8 @@ def run(
     harness: str = "h",
     slug: str | None = None,
     duration: float = 360.0,
-) -> Outcome:
-    o = Outcome(
+) -> ScoredRun:
+    o = ScoredRun(
         run_dir=BATCH / model / f"{harness}-{case}-{model}-{ts}",
         test_case=case,
         task_id=None,
@@ -74,8 +72,8 @@ def run(
     return o
 
 
-def opts(**kw: object) -> Options:
-    return Options(judge_model="j", prompt_versions={"strict": "v"}, **kw)  # type: ignore[arg-type]
+def opts(**kw: object) -> SummaryOptions:
+    return SummaryOptions(judge_model="j", prompt_versions={"strict": "v"}, **kw)  # type: ignore[arg-type]
 
 
 def test_counts_without_a_corpus_hand_computed() -> None:
@@ -136,7 +134,7 @@ def test_entries_per_model_and_harness_and_wall_hours() -> None:
 
 def test_no_judge_is_stage_1_only() -> None:
     outcomes = [run("a", judged=False), run("b", intercepted=False)]
-    s = summarize(BATCH, outcomes, Options(judged=False, rubrics=(), rubric=None))
+    s = summarize(BATCH, outcomes, SummaryOptions(judged=False, rubrics=(), rubric=None))
     assert s.pass_rate_with_judge is None and s.pass_rate_stage1_only == 0.5
     assert s.n_unjudged == 1 and s.entries[0].leaderboard.passed == 1
     data = s.to_json()
@@ -200,21 +198,3 @@ def test_every_task_of_n_is_counted_exactly_once(
         assert sum(parts) == c.n_total
         assert c.n_runs == (c.n_total - c.n_missing) + c.n_extra + c.n_rerun
         assert 0 <= c.pass_rate_with_judge <= c.pass_rate_stage1_only <= 1
-
-
-def test_build_models_builds_what_pydantic_defers() -> None:
-    """clawbench-score builds these while the judge calls are out (preload.later), so the summary
-    at the end does not pay for it; a model left deferred would be built again there. In a fresh
-    interpreter: in this one another test may have built them already."""
-    code = (
-        "from scorer import summary as s\n"
-        "models = (s.Tokens, s.LeaderboardRow, s.Counts, s.Entry, s.TaskRow, s.Summary)\n"
-        "before = [m.__name__ for m in models if m.__pydantic_complete__]\n"
-        "s.build_models()\n"
-        "after = [m.__name__ for m in models if not m.__pydantic_complete__]\n"
-        "print(before, after)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    assert out.stdout.strip() == "[] []"  # all deferred at import, all built after

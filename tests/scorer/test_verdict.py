@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer.verdict import coerce_match, parse_verdict
+from scorer.judge.verdict import coerce_match, parse_verdict
 
 
 @pytest.mark.parametrize(

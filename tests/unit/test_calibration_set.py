@@ -21,7 +21,7 @@ from scorer.calibration import (
     load_file,
     load_set,
 )
-from scorer.prompts import request_dump
+from scorer.judge.prompts import request_dump
 from tests.conftest import TEST_CASES
 
 SET = TEST_CASES / "judge-calibration"

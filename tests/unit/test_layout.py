@@ -8,7 +8,7 @@ from pathlib import Path
 
 from proxy_addon.records.layout import find_task_dirs
 from proxy_addon.tasks.validation import find_task_files
-from scorer.corpus import load_corpus
+from scorer.batch.corpus import load_corpus
 
 TASK = {
     "instruction": "Subscribe to the newsletter",

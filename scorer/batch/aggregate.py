@@ -1,0 +1,248 @@
+"""Scored runs → rescore-summary.json and leaderboard rows: pure aggregation (SPEC section 7).
+
+The unit of a score is an entry: one (model, harness) in a batch. N is the corpus size with
+--tasks (or --n-total), else the number of distinct tasks among the entry's runs; a task with no
+run is missing and counts as not passed; a run of a task outside the corpus is extra and left out
+of N; re-runs count once (the newest). Runs nobody can be named for (run-meta.json unreadable,
+the path not in the reference's layout) add only their own tasks to N and no leaderboard row.
+The batch's top-level numbers add up its entries and keep the reference's keys.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorer.batch.rescore_summary import Counts, Entry, LeaderboardRow, Summary, TaskRow
+from scorer.batch.scored_run import RunKey, ScoredRun
+
+
+@dataclass(frozen=True)
+class SummaryOptions:
+    """What shapes the numbers, beside the runs themselves."""
+
+    corpus_slugs: Sequence[str] | None = None
+    corpus: str | None = None
+    n_total: int | None = None
+    judged: bool = True
+    rubrics: tuple[str, ...] = ("strict",)
+    rubric: str | None = "strict"
+    judge_model: str | None = None
+    prompt_versions: dict[str, str] | None = None
+    dataset: str | None = None
+    enforce_recheck: bool = False
+    batch_elapsed_s: float | None = None
+    provenance: dict[str, str | None] | None = None
+
+
+def task_key(o: RunKey) -> str:
+    """The task a run counts for: its corpus slug, else its test_case, else its directory."""
+    return o.corpus_slug or o.test_case or f"?{o.run_dir.name}"
+
+
+def _newest_first[K: RunKey](runs: list[K]) -> list[K]:
+    return sorted(runs, key=lambda o: (o.timestamp or "", o.run_dir.name), reverse=True)
+
+
+def _entries[K: RunKey](runs: Sequence[K]) -> dict[tuple[str, str], list[K]]:
+    groups: dict[tuple[str, str], list[K]] = {}
+    for o in runs:
+        groups.setdefault((o.model or "unknown", o.harness or "unknown"), []).append(o)
+    return dict(sorted(groups.items()))
+
+
+def _split[K: RunKey](runs: list[K], corpus_given: bool) -> tuple[dict[str, list[K]], list[K]]:
+    """Runs by task (newest first), and the runs of tasks outside the corpus."""
+    by_task: dict[str, list[K]] = {}
+    extra: list[K] = []
+    for o in runs:
+        if corpus_given and o.corpus_slug is None:
+            extra.append(o)
+        else:
+            by_task.setdefault(task_key(o), []).append(o)
+    return {k: _newest_first(v) for k, v in sorted(by_task.items())}, extra
+
+
+def counted_runs[K: RunKey](runs: Sequence[K], corpus_given: bool) -> list[K]:
+    """The runs that count: per (model, harness, task) the newest, tasks outside the corpus out."""
+    out: list[K] = []
+    for group in _entries(runs).values():
+        by_task, _extra = _split(group, corpus_given)
+        out.extend(v[0] for v in by_task.values())
+    return out
+
+
+def _rate(n: int, total: int) -> float:
+    return n / total if total else 0.0
+
+
+def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
+    categories = Counter(o.result_category for o in counted)
+    rechecked = Counter(o.recheck.status for o in counted if o.stage.intercepted)
+    c.n_intercepted += sum(o.credited for o in counted)
+    c.n_passed += sum(o.final_pass for o in counted)
+    c.n_judge_match += categories["passed"]
+    c.n_judge_mismatch += categories["judge_mismatch"]
+    c.n_judge_error += categories["judge_error"]
+    c.n_unjudged += categories["intercepted"]
+    c.n_model_not_intercepted += categories["model_not_intercepted"]
+    c.n_infra_failure += categories["infra_failure"]
+    c.n_recheck_failed += rechecked["fail"]
+    c.n_recheck_skipped += rechecked["skipped"]
+    c.pass_rate_stage1_only = _rate(c.n_intercepted, c.n_total)
+    c.pass_rate_with_judge = _rate(c.n_passed, c.n_total) if judged else None
+
+
+def _relative(run_dir: Path, batch_dir: Path) -> str:
+    run, batch = str(run_dir), str(batch_dir)
+    if run == batch:
+        return "."
+    prefix = batch.rstrip(os.sep) + os.sep
+    return run[len(prefix) :] if run.startswith(prefix) else str(run_dir.relative_to(batch_dir))
+
+
+def _row(o: ScoredRun, status: str, batch_dir: Path) -> TaskRow:
+    row = TaskRow(
+        task_id=o.task_id,
+        test_case=o.test_case,
+        status=status,  # type: ignore[arg-type]
+        intercepted=o.credited,
+        result_category=o.result_category,
+        final_pass=o.final_pass,
+        model=o.model,
+        harness=o.harness,
+        run_dir=_relative(o.run_dir, batch_dir),
+        recheck=o.recheck.to_json() if o.stage.intercepted else None,
+        reference_category=o.stage.reference_category,
+        infra_reason=o.stage.infra,
+        notes=list(o.notes),
+    )
+    for rubric, v in o.verdicts.items():
+        setattr(row, f"match_{rubric}", v.match)
+        setattr(row, f"reason_{rubric}", v.reason)
+    if (p := o.primary) is not None:
+        row.verdict_source = p.source
+        row.judge_error = p.error
+    return row
+
+
+@dataclass
+class _EntryScore:
+    """One entry scored: its summary entry, the runs that count, its task rows."""
+
+    entry: Entry
+    counted: list[ScoredRun]
+    rows: list[TaskRow]
+
+
+def _entry(
+    key: tuple[str, str], runs: list[ScoredRun], named: int, batch_dir: Path, opts: SummaryOptions
+) -> _EntryScore:
+    model, harness = key
+    corpus = list(opts.corpus_slugs) if opts.corpus_slugs is not None else None
+    by_task, extra = _split(runs, corpus is not None)
+    counted: list[ScoredRun] = []
+    rows: list[TaskRow] = []
+    for newest, *older in by_task.values():
+        counted.append(newest)
+        rows.append(_row(newest, "counted", batch_dir))
+        rows.extend(_row(o, "rerun", batch_dir) for o in older)
+    rows.extend(_row(o, "extra", batch_dir) for o in extra)
+    # An entry made only of runs that neither run-meta.json nor the directory's path attributes
+    # (see records/runpath.py) is nobody's: its runs may belong to any entry, most likely to one
+    # that already lists their task as missing. Counting them against a whole corpus would add a
+    # corpus to the batch's N for one broken file and put an "unknown,unknown" row on the
+    # leaderboard; so they count as what they are, a few failed runs: N is their distinct
+    # tasks, nothing is missing, and no leaderboard row is made.
+    identified = any(o.identified for o in runs)
+    missing = sorted(set(corpus) - set(by_task)) if corpus is not None and identified else []
+    n_total = len(by_task)
+    if identified:
+        n_total = opts.n_total or (len(corpus) if corpus is not None else len(by_task))
+    elapsed = sum(o.duration_s or 0 for o in runs)
+    if identified and named == 1 and opts.batch_elapsed_s:
+        elapsed = opts.batch_elapsed_s  # the batch's wall time is this entry's alone
+    counts = Counts(
+        n_total=n_total,
+        n_runs=len(runs),
+        n_missing=len(missing),
+        n_extra=len(extra),
+        n_rerun=len(runs) - len(counted) - len(extra),
+    )
+    _count(counted, counts, opts.judged)
+    passed = counts.n_passed if opts.judged else counts.n_intercepted
+    dataset = opts.dataset or "unknown"
+    row = LeaderboardRow(
+        model=model,
+        harness=harness,
+        dataset=dataset,
+        passed=passed,
+        total=n_total,
+        pass_rate=f"{100 * passed / n_total:.2f}" if n_total else "0.00",
+        wall_hours=f"{elapsed / 3600:.2f}",
+    )
+    entry = Entry(
+        **counts.model_dump(),
+        model=model,
+        harness=harness,
+        dataset=dataset,
+        wall_hours=round(elapsed / 3600, 4),
+        missing=missing,
+        leaderboard=row if identified else None,
+    )
+    rows += [TaskRow(test_case=s, status="missing", model=model, harness=harness) for s in missing]
+    return _EntryScore(entry, counted, rows)
+
+
+def _header(batch_dir: Path, opts: SummaryOptions) -> Summary:
+    versions = dict(opts.prompt_versions or {}) if opts.judged else {}
+    return Summary(
+        batch_dir=str(batch_dir),
+        judge_model=opts.judge_model,
+        rubric=opts.rubric,
+        rubrics=list(opts.rubrics) if opts.judged else [],
+        prompt_version=versions.get(opts.rubrics[0]) if opts.judged else None,
+        prompt_versions=versions,
+        dataset=opts.dataset,
+        corpus=opts.corpus,
+        enforce_recheck=opts.enforce_recheck,
+        provenance=dict(opts.provenance or {}),
+    )
+
+
+def _per_rubric(summary: Summary, counted: list[ScoredRun]) -> None:
+    """The reference's n_match_<rubric>, n_mismatch_..., n_judge_err_..., reward_pct_... keys."""
+    credited = [o for o in counted if o.credited]
+    for rubric in summary.rubrics:
+        found = [v.match for o in credited if (v := o.verdicts.get(rubric)) is not None]
+        match, mismatch = found.count(True), found.count(False)
+        setattr(summary, f"n_match_{rubric}", match)
+        setattr(summary, f"n_mismatch_{rubric}", mismatch)
+        setattr(summary, f"n_judge_err_{rubric}", len(credited) - match - mismatch)
+        setattr(summary, f"reward_pct_{rubric}", _rate(match, summary.n_total))
+
+
+def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) -> Summary:
+    """The batch's summary: entries per (model, harness), then their sums and the task rows."""
+    groups = _entries(runs)
+    summary = _header(batch_dir, opts)
+    named = sum(any(o.identified for o in group) for group in groups.values())
+    scored = [_entry(key, group, named, batch_dir, opts) for key, group in groups.items()]
+    summary.entries = [s.entry for s in scored]
+    for name in ("n_total", "n_runs", "n_missing", "n_extra", "n_rerun"):
+        setattr(summary, name, sum(getattr(e, name) for e in summary.entries))
+    counted = [o for s in scored for o in s.counted]
+    _count(counted, summary, opts.judged)
+    _per_rubric(summary, counted)
+    for o in runs:  # every verdict cost tokens, counted or not
+        for v in o.verdicts.values():
+            summary.tokens.input_tokens += v.input_tokens
+            summary.tokens.output_tokens += v.output_tokens
+    summary.tasks = [row for s in scored for row in s.rows]
+    return summary
+
+
+__all__ = ["SummaryOptions", "counted_runs", "summarize", "task_key"]

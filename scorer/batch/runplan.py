@@ -1,0 +1,217 @@
+"""Per-run planning: Stage 1, the re-check, the task behind the run, and what the judge must do.
+
+For each rubric a credited run either reuses a verdict (our judge file with the same cache key
+and a non-null match, or a reference prior) or needs a judge call. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy_addon.tasks.model import Task
+from scorer.batch.corpus import Corpus, CorpusTask
+from scorer.batch.recheck import SKIPPED, recheck
+from scorer.batch.rundir import RunRecord
+from scorer.batch.scored_run import (
+    RubricVerdict,
+    RunKey,
+    ScoredRun,
+    Stage1,
+    result_category,
+    stage1,
+)
+from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
+from scorer.judge.prompts import request_dump
+from scorer.judge.scheduler import JudgeJob
+from scorer.models_yaml import JudgeConfig
+
+
+@dataclass
+class JudgeSpec:
+    """The judge settings every plan shares."""
+
+    config: JudgeConfig
+    rubrics: tuple[str, ...]
+    versions: dict[str, str]
+    force: bool = False
+    dump_limit: int = 4096
+
+
+@dataclass
+class Pending:
+    """One judge call a run still needs, with what its judge file will record.
+
+    saved is the verdict already on disk for the same inputs (under --force, or a judge error):
+    kept when the call is not made this time (beyond --limit, a superseded re-run), so a verdict
+    is only ever replaced by a new one, never erased.
+    """
+
+    job: JudgeJob
+    cache_key: str
+    truncated: bool
+    saved: RubricVerdict | None = None
+
+
+@dataclass
+class Plan:
+    rec: RunRecord
+    scored: ScoredRun
+    pending: dict[str, Pending] = field(default_factory=dict)
+
+
+def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
+    meta = rec.meta
+    if meta is not None:
+        if rec.meta_from_path and meta.task_json_sha256 in corpus.by_sha:
+            # the task.json copy is the file the run ran; the case was parsed from a name
+            return corpus.by_sha[meta.task_json_sha256]
+        return corpus.find(meta.test_case, meta.task_json_sha256)
+    # neither run-meta.json nor the layout names the task: a corpus slug in the directory's name
+    hits = [slug for slug in corpus.tasks if f"-{slug}-" in f"-{rec.dir.name}-"]
+    return corpus.tasks[max(hits, key=len)] if hits else None
+
+
+def run_key(rec: RunRecord, corpus: Corpus | None) -> RunKey:
+    """The key of a record read by load_meta (run-meta.json only)."""
+    meta = rec.meta
+    found = _corpus_task(rec, corpus) if corpus is not None else None
+    return RunKey(
+        run_dir=rec.dir,
+        model=meta.model if meta else None,
+        harness=meta.harness if meta else None,
+        test_case=meta.test_case if meta else None,
+        timestamp=meta.timestamp if meta else None,
+        corpus_slug=found.slug if found else None,
+    )
+
+
+def _new_scored_run(rec: RunRecord, stage: Stage1) -> ScoredRun:
+    meta = rec.meta
+    return ScoredRun(
+        **vars(run_key(rec, None)),
+        task_id=meta.task_id if meta else None,
+        duration_s=meta.duration_seconds if meta else None,
+        stage=stage,
+        credited=stage.intercepted,
+        notes=list(rec.notes),
+        identified=meta is not None,
+    )
+
+
+def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enforce: bool) -> Plan:
+    """Everything about one run short of calling the judge."""
+    stage = stage1(rec)
+    if corpus is None and rec.task_problem and not stage.infra:
+        # the run's own task.json is its task here: without it no re-check, no judge_context
+        stage = Stage1(False, rec.task_problem, stage.reference_category)
+    out = _new_scored_run(rec, stage)
+    task: Task | None = rec.task
+    if corpus is not None:
+        found = _corpus_task(rec, corpus)
+        out.corpus_slug = found.slug if found else None
+        if found is not None:
+            task = found.task
+            sha = rec.meta.task_json_sha256 if rec.meta else None
+            if sha and sha != found.sha256:
+                out.notes.append(f"the corpus task {found.slug} changed since this run")
+    meta = rec.meta
+    if meta is not None and meta.intercepted != stage.intercepted and not stage.infra:
+        out.notes.append(
+            f"run-meta.json said intercepted={meta.intercepted}; data/interception.json says "
+            f"{stage.intercepted}"
+        )
+    request = rec.request
+    if stage.intercepted and request is not None:
+        out.recheck = recheck(request, task.eval_schema) if task is not None else SKIPPED
+        if enforce and out.recheck.status == "fail":
+            out.credited = False
+            out.notes.append("Stage-1 credit withdrawn: the re-check failed (--enforce-recheck)")
+    plan = Plan(rec, out)
+    if judge is not None:
+        out.deciding = judge.rubrics[0]
+    if judge is None or not out.credited or request is None:
+        return plan
+    instruction = (meta.instruction if meta else None) or (task.instruction if task else "") or ""
+    context = (
+        task.judge_context.model_dump(exclude_none=True) if task and task.judge_context else None
+    )
+    dump = request_dump(request, judge.dump_limit)
+    for rubric in judge.rubrics:
+        key = cache_key(
+            judge.config, rubric, judge.versions[rubric], instruction, dump.text, context
+        )
+        saved = _saved_verdict(rec, rubric, key, judge.config.name, out)
+        if saved is not None and saved.match is not None and not judge.force:
+            out.verdicts[rubric] = saved
+            continue
+        job = JudgeJob((id(plan), rubric), rubric, instruction, dump.text, context)
+        plan.pending[rubric] = Pending(job, key, dump.truncated, saved)
+    return plan
+
+
+def _saved_verdict(
+    rec: RunRecord, rubric: str, key: str, judge_name: str, out: ScoredRun
+) -> RubricVerdict | None:
+    """The verdict on disk for these inputs: ours with a match, else the reference's, else ours
+    with an error (null match), else None."""
+    record, why = read_record(our_judge_path(rec.dir, rubric))
+    if why:
+        out.notes.append(why)
+    ours = None
+    if record is not None and record.cache_key == key:
+        ours = RubricVerdict(
+            record.match,
+            record.reason,
+            "judge",
+            record.error,
+            record.usage.input_tokens,
+            record.usage.output_tokens,
+            cached=True,
+        )
+        if record.match is not None:
+            return ours
+    prior = read_prior(rec.dir, rubric, rec.meta_raw, judge_name)
+    if prior is not None:
+        return RubricVerdict(prior.match, prior.reason, prior.source)
+    return ours
+
+
+def finish(out: ScoredRun) -> None:
+    """Set result_category and final_pass from what the scored run now holds."""
+    primary = out.primary
+    stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
+    out.result_category, out.final_pass = result_category(
+        stage, primary is not None, primary.match if primary else None
+    )
+
+
+def meta_updates(plan: Plan) -> dict[str, Any] | None:
+    """The scorer's keys for run-meta.json, or None when it cannot be rewritten."""
+    raw = plan.rec.meta_raw
+    if raw is None:
+        return None
+    out = plan.scored
+    primary = out.primary
+    updates: dict[str, Any] = {
+        "intercepted": out.credited,
+        "result_category": out.result_category,
+        "judge_match": primary.match if primary else None,
+        "final_pass": out.final_pass,
+    }
+    if "runner_category" not in raw:
+        updates["runner_category"] = raw.get("result_category")
+    if out.stage.reference_category:
+        updates["reference_category"] = out.stage.reference_category
+    return updates
+
+
+__all__ = [
+    "JudgeSpec",
+    "Pending",
+    "Plan",
+    "finish",
+    "meta_updates",
+    "plan_run",
+    "run_key",
+]

@@ -1,0 +1,139 @@
+"""Stage 1 and the result category of one run (SPEC section 7), as pure functions.
+
+Stage 1 comes from data/interception.json (the proxy's record), not from run-meta.json. A run is
+an infra failure when its files cannot be read, when it has no data, when it stopped for an infra
+reason (proxy or container failed, the proxy never became ready), or when the runner classified
+it so; the reference's own categories (api_or_credit, task_data, build_instruction,
+browser_runtime_*) map to infra_failure and stay visible as reference_category. An interception
+outranks all of these: the agent did commit the task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proxy_addon.records.outcome import (
+    Category,
+    is_infra_category,
+    is_infra_stop,
+    scored_category,
+)
+from scorer.batch.recheck import SKIPPED, Recheck
+from scorer.batch.rundir import RunRecord
+
+
+def runner_category(rec: RunRecord) -> str | None:
+    """The category the runner wrote, before any scoring overwrote result_category."""
+    raw = rec.meta_raw or {}
+    if "runner_category" in raw:
+        return raw["runner_category"]
+    return raw.get("result_category")
+
+
+@dataclass(frozen=True, slots=True)
+class Stage1:
+    intercepted: bool
+    infra: str | None = None
+    reference_category: str | None = None
+
+
+def stage1(rec: RunRecord) -> Stage1:
+    """Did the proxy credit an interception, and is the run an infra failure?"""
+    runner = runner_category(rec)
+    ref = runner if is_infra_category(runner) and runner not in tuple(Category) else None
+    if rec.problems:
+        return Stage1(False, "; ".join(rec.problems), ref)
+    meta = rec.meta
+    assert meta is not None  # no problems means run-meta.json was read
+    view = rec.interception
+    if view is None:
+        if meta.intercepted:
+            why = "run-meta.json says intercepted but data/interception.json is missing"
+        else:
+            why = "no data: data/interception.json is missing"
+        return Stage1(False, why, ref)
+    if view.intercepted:
+        return Stage1(True, None, ref)
+    stop = view.stop_reason or meta.stop_reason
+    if is_infra_stop(stop):
+        return Stage1(False, f"stopped: {stop}", ref)
+    if is_infra_category(runner):
+        return Stage1(False, f"runner category: {runner}", ref)
+    raw = rec.meta_raw or {}
+    if raw.get("infra_failure") is True:
+        return Stage1(False, "run-meta.json: infra_failure is true", ref)
+    if "egress_blocked" in raw and not (rec.dir / "data" / ".proxy-ready").exists():
+        return Stage1(False, "proxy never ready: data/.proxy-ready is missing", ref)
+    return Stage1(False, None, ref)
+
+
+def result_category(stage: Stage1, judged: bool, match: bool | None) -> tuple[str, bool]:
+    """(result_category, final_pass): final_pass = intercepted AND judge_match is True."""
+    category, final = scored_category(
+        infra=bool(stage.infra), intercepted=stage.intercepted, judged=judged, match=match
+    )
+    return str(category), final
+
+
+@dataclass
+class RubricVerdict:
+    """One rubric's verdict for a run, wherever it came from."""
+
+    match: bool | None
+    reason: str = ""
+    source: str = "judge"  # judge (ours, data/judge*.json) | reference:<file>
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False  # read from a judge file, not asked this time
+
+
+@dataclass(kw_only=True)
+class RunKey:
+    """What decides which task a run counts for, and whether it is the newest of its task: known
+    from run-meta.json alone, before the run is read in full."""
+
+    run_dir: Path
+    model: str | None
+    harness: str | None
+    test_case: str | None
+    timestamp: str | None
+    corpus_slug: str | None = None  # with --tasks: the corpus task this run ran
+
+
+@dataclass(kw_only=True)
+class ScoredRun(RunKey):
+    """One run, scored."""
+
+    task_id: Any
+    duration_s: float | None
+    stage: Stage1
+    credited: bool  # Stage 1 after --enforce-recheck
+    recheck: Recheck = SKIPPED
+    verdicts: dict[str, RubricVerdict] = field(default_factory=dict)
+    result_category: str = "model_not_intercepted"
+    final_pass: bool = False
+    notes: list[str] = field(default_factory=list)
+    identified: bool = True  # False: neither run-meta.json nor the path says who ran it
+    deciding: str | None = None  # the rubric that decides final_pass: strict, unless lenient only
+
+    @property
+    def primary(self) -> RubricVerdict | None:
+        """The verdict that decides final_pass: the deciding rubric's, and only its (a lenient
+        verdict never stands in for a strict one that was not asked this time)."""
+        if self.deciding is not None:
+            return self.verdicts.get(self.deciding)
+        return self.verdicts.get("strict") or self.verdicts.get("lenient")
+
+
+__all__ = [
+    "RubricVerdict",
+    "RunKey",
+    "ScoredRun",
+    "Stage1",
+    "result_category",
+    "runner_category",
+    "stage1",
+]

@@ -1,0 +1,218 @@
+"""What clawbench-score shows: a rich table per batch, and a progress bar while judging.
+
+Tables are drawn from the summary as written to rescore-summary.json (a plain dict), so what the
+table shows is what the file holds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from scorer.judge.scheduler import JudgeResult
+from scorer.scoring import ScoreResult
+
+
+class ProgressReporter:
+    """A rich progress bar on the given console (stderr), with verdict tallies."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress: Any = None
+        self.task: Any = None
+        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+
+    def queued(self, n: int) -> None:
+        if self.progress is None:
+            self.progress = Progress(
+                TextColumn("judging"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.task = self.progress.add_task("judge", total=0, tally="")
+            self.progress.start()
+        self.progress.update(self.task, total=self.progress.tasks[0].total + n)
+
+    def judged(self, result: JudgeResult) -> None:
+        self.tally[result.verdict.match] += 1
+        t = self.tally
+        tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
+        self.progress.update(self.task, advance=1, tally=tally)
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+class PlainProgress:
+    """--progress without a TTY (a log, a CI job): a plain line every ~10% or every few seconds.
+
+    rich's bar is transient and draws nothing when stderr is not a terminal, so it would show
+    nothing at all there.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        every_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.every_s = every_s
+        self.clock = clock
+        self.total = 0
+        self.count = 0
+        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.started: float | None = None
+        self.shown_at = 0.0
+        self.shown_count = 0
+
+    def queued(self, n: int) -> None:
+        if self.started is None:
+            self.started = self.shown_at = self.clock()
+        self.total += n
+
+    def judged(self, result: JudgeResult) -> None:
+        self.count += 1
+        self.tally[result.verdict.match] += 1
+        step = max(1, math.ceil(self.total / 10))
+        now = self.clock()
+        if self.count - self.shown_count >= step or now - self.shown_at >= self.every_s:
+            self._line(now)
+
+    def done(self) -> None:
+        if self.count != self.shown_count:
+            self._line(self.clock())
+
+    def _line(self, now: float) -> None:
+        t = self.tally
+        elapsed = now - (self.started or now)
+        self.stream.write(
+            f"judging {self.count}/{self.total}: match {t[True]}, mismatch {t[False]}, "
+            f"error {t[None]} ({elapsed:.1f} s)\n"
+        )
+        self.stream.flush()
+        self.shown_at, self.shown_count = now, self.count
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+_METRICS = (
+    ("N", "n_total"),
+    ("intercepted (Stage 1)", "n_intercepted"),
+    ("passed", "n_passed"),
+    ("judge mismatch", "n_judge_mismatch"),
+    ("judge error", "n_judge_error"),
+    ("not judged", "n_unjudged"),
+    ("not intercepted", "n_model_not_intercepted"),
+    ("infra failure", "n_infra_failure"),
+    ("missing", "n_missing"),
+    ("extra (not in N)", "n_extra"),
+    ("re-runs (not counted)", "n_rerun"),
+    ("re-check failed", "n_recheck_failed"),
+)
+
+
+def summary_table(summary: dict[str, Any], title: str) -> Table:
+    """Metrics down, one column per (model, harness), and a total column when there are several."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]
+    if len(columns) > 1:
+        columns.append(("all", summary))
+    for header, _ in columns:
+        table.add_column(header, justify="right", overflow="fold")
+    for label, key in _METRICS:
+        table.add_row(label, *(str(c.get(key, 0)) for _, c in columns))
+    table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
+    table.add_row("pass rate", *(_pct(c["pass_rate_with_judge"]) for _, c in columns), style="bold")
+    return table
+
+
+def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
+    out = []
+    for t in summary.get("tasks", []):
+        if t["status"] != "counted":
+            continue
+        problem = t.get("infra_reason")
+        if not problem and t.get("result_category") == "judge_error":
+            problem = f"judge error: {t.get('judge_error')}"
+        recheck = t.get("recheck") or {}
+        if not problem and recheck.get("status") == "fail":
+            problem = "re-check failed: " + "; ".join(recheck.get("reasons", []))
+        if problem:
+            out.append(f"{t['result_category']} {t['run_dir']}: {problem}")
+    if len(out) > limit:
+        out = [*out[:limit], f"... and {len(out) - limit} more (see tasks[] in the summary)"]
+    return out
+
+
+def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
+    """One batch: the table, the judge line, the runs worth a look."""
+    console.print(summary_table(s, title))
+    if s.get("judge_model"):
+        tokens = s.get("tokens", {})
+        console.print(
+            f"judge {s['judge_model']}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
+            f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
+            highlight=False,
+        )
+    for line in _problems(s):
+        console.print(f"  {line}", highlight=False, markup=False)
+
+
+def result_line(result: ScoreResult) -> str:
+    """What this invocation did: runs, verdicts asked and reused, the judge's statistics."""
+    line = f"this run: {result.runs} runs, {result.to_judge} verdicts asked, {result.cached} "
+    line += f"cached, {result.reused_priors} reference verdicts reused"
+    if (stats := result.judge) is not None:
+        line += (
+            f"; {stats.calls} calls, {stats.throttled} rate-limited (429), {stats.errors} judge "
+            f"errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
+            f"{stats.wall_s:.1f} s"
+        )
+        if not stats.json_mode:
+            line += "; JSON mode off (the judge refused response_format)"
+    if result.kept_on_error:
+        line += f"; {result.kept_on_error} failed re-asks (--force) kept their saved verdict"
+    for err in result.write_errors:
+        line += f"\nwrite failed: {err}"
+    return line
+
+
+def print_result(result: ScoreResult, console: Console) -> None:
+    """Every batch's table, then the line about this invocation."""
+    for b in result.batches:
+        title = str(b.path)
+        if not b.single_run:
+            note = "→ rescore-summary.json" if b.written else "rescore-summary.json unchanged"
+            title += f"  ({note})"
+        print_summary(b.summary.to_json(), title, console)
+    console.print(result_line(result), highlight=False)
+
+
+__all__ = [
+    "PlainProgress",
+    "ProgressReporter",
+    "print_result",
+    "print_summary",
+    "result_line",
+    "summary_table",
+]

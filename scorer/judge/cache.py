@@ -1,0 +1,100 @@
+"""Verdict reuse: the cache key over the judge's inputs, our judge.json, the reference's priors.
+
+The key hashes the inputs before rendering (judge model and parameters, rubric, prompt_version,
+instruction, the request dump, judge_context), so the random delimiters of each call do not
+defeat it. Our data/judge.json is reused when its cache_key matches and its match is not null.
+The reference's <run>/judge.json (strict) or judge_llm.json (lenient), or run-meta.json's
+"judge" block, is a prior verdict: reused when its match is a boolean and it names the same judge
+model (or none); it has no key, so what it judged cannot be checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from scorer.judge.verdict import JUDGE_FILES, JudgeRecord, coerce_match
+from scorer.models_yaml import JudgeConfig
+
+
+def cache_key(
+    judge: JudgeConfig,
+    rubric: str,
+    version: str,
+    instruction: str,
+    dump: str,
+    judge_context: dict[str, Any] | None,
+) -> str:
+    """sha256 over the canonical JSON of everything that decides a verdict."""
+    blob = json.dumps(
+        {
+            "judge": judge.cache_params(),
+            "rubric": rubric,
+            "prompt_version": version,
+            "instruction": instruction,
+            "request": dump,
+            "judge_context": judge_context or None,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def our_judge_path(run_dir: Path, rubric: str) -> Path:
+    return run_dir / "data" / JUDGE_FILES[rubric]
+
+
+def read_record(path: Path) -> tuple[JudgeRecord | None, str | None]:
+    """Our judge file, or (None, why) when it is missing or unusable (then it is re-judged)."""
+    try:
+        return JudgeRecord.model_validate_json(path.read_bytes()), None
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"{path}: unreadable: {e}"
+    except ValidationError as e:
+        return None, f"{path}: unusable, re-judged ({e.errors(include_url=False)[0]['msg']})"
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """A verdict the reference left; where it came from."""
+
+    match: bool
+    reason: str
+    judge_model: str | None
+    source: str
+
+
+def _prior_from(data: Any, source: str, judge_name: str) -> Prior | None:
+    if not isinstance(data, dict):
+        return None
+    match = coerce_match(data.get("match"))
+    model = data.get("judge_model")
+    if match is None or (model not in (None, "") and model != judge_name):
+        return None
+    return Prior(match, str(data.get("reason") or ""), model, source)
+
+
+def read_prior(
+    run_dir: Path, rubric: str, meta_raw: dict[str, Any] | None, judge_name: str
+) -> Prior | None:
+    """The reference's verdict for this rubric, if it left a usable one."""
+    path = run_dir / JUDGE_FILES[rubric]
+    try:
+        prior = _prior_from(json.loads(path.read_bytes()), f"reference:{path.name}", judge_name)
+    except (OSError, ValueError):
+        prior = None
+    if prior is None and rubric == "strict" and meta_raw is not None:
+        prior = _prior_from(meta_raw.get("judge"), "reference:run-meta.json", judge_name)
+    return prior
+
+
+__all__ = ["Prior", "cache_key", "our_judge_path", "read_prior", "read_record"]

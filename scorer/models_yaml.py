@@ -1,0 +1,241 @@
+"""The judge's model entry: models.yaml in the reference's format, ${ENV} expansion, the default.
+
+An entry is `name: {base_url, api_type, api_key | api_keys, thinking_level?, temperature?,
+max_tokens?}`; the entry name is the model id sent to the API. Only the entry the judge uses is
+validated, so a models.yaml shared with agent runs may hold entries we never read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+DEFAULT_JUDGE = "deepseek-v4-pro"
+"""The judge used unless another is named (SPEC section 6)."""
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+API_TYPES = ("openai-completions", "openai-responses", "google-generative-ai", "anthropic-messages")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(ValueError):
+    """A judge configuration problem; the message names the file, entry and key."""
+
+
+class ModelEntry(BaseModel):
+    """One models.yaml entry; any other key is an error naming the entry and the key."""
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    base_url: str
+    api_type: str
+    api_key: str | None = None
+    api_keys: list[str] | None = None
+    thinking_level: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """A resolved judge: where to call, how, and with which parameters (keys never printed)."""
+
+    name: str
+    base_url: str
+    api_type: str
+    provider: str  # deepseek | openai | google | anthropic | generic: which extras it takes
+    thinking_level: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    source: str = "built-in"
+    env_vars: tuple[str, ...] = ()  # the environment variables the entry needs
+    param_env_vars: tuple[str, ...] = ()  # those of them that feed cache_params (not keys)
+    api_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def endpoint(self) -> str:
+        """'responses' for openai-responses, else 'chat' (chat completions)."""
+        return "responses" if self.api_type == "openai-responses" else "chat"
+
+    def cache_params(self) -> dict[str, Any]:
+        """What changes a verdict: model and parameters (not the URL, never a key)."""
+        return {
+            "model": self.name,
+            "api_type": self.api_type,
+            "provider": self.provider,
+            "thinking_level": self.thinking_level,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+
+def _expand(value: Any, where: str, env: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+
+        def sub(m: re.Match[str]) -> str:
+            if m.group(1) not in env:
+                raise ConfigError(f"{where}: environment variable {m.group(1)} is not set")
+            return env[m.group(1)]
+
+        return _ENV_REF.sub(sub, value)
+    if isinstance(value, list):
+        return [_expand(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
+    return value
+
+
+def _provider(api_type: str, base_url: str) -> str:
+    host = (urlsplit(base_url).hostname or "").lower()
+    if api_type == "google-generative-ai" or host.endswith("generativelanguage.googleapis.com"):
+        return "google"
+    if api_type == "anthropic-messages" or host == "api.anthropic.com":
+        return "anthropic"
+    if host == "api.deepseek.com":
+        return "deepseek"
+    if host == "api.openai.com":
+        return "openai"
+    return "generic"
+
+
+def openai_base_url(api_type: str, base_url: str) -> str:
+    """The OpenAI-compatible base URL for an entry (Gemini and Anthropic have their own)."""
+    base = base_url.rstrip("/")
+    if api_type == "google-generative-ai" and "/openai" not in base:
+        base = re.sub(r"/v1(beta)?$", "", base) + "/v1beta/openai"
+    elif api_type == "anthropic-messages" and not base.endswith("/v1"):
+        base += "/v1"
+    return base
+
+
+def read_models_yaml(path: Path) -> dict[str, Any]:
+    """The raw name → entry mapping of a models.yaml; ConfigError names the file on a problem."""
+    import yaml  # only when a file is named: the default judge needs no YAML
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: not found (pass --models-yaml FILE)") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: cannot read YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of model name → entry")
+    return data
+
+
+def entry_config(
+    name: str, raw: Any, where: str, env: Mapping[str, str] | None = None
+) -> JudgeConfig:
+    """Validate one entry (after ${ENV} expansion) into a JudgeConfig."""
+    env = os.environ if env is None else env
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: entry {name!r} must be a mapping")
+    expanded = {k: _expand(v, f"{where}: entry {name!r} key {k!r}", env) for k, v in raw.items()}
+    try:
+        entry = ModelEntry.model_validate(expanded)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":
+            raise ConfigError(
+                f"{where}: entry {name!r} key {key!r}: unknown key (allowed: base_url, api_type, "
+                "api_key, api_keys, thinking_level, temperature, max_tokens)"
+            ) from e
+        raise ConfigError(f"{where}: entry {name!r} key {key!r}: {first['msg']}") from e
+    if entry.api_type not in API_TYPES:
+        raise ConfigError(
+            f"{where}: entry {name!r} api_type {entry.api_type!r} cannot judge "
+            f"(use one of {', '.join(API_TYPES)})"
+        )
+    url = urlsplit(entry.base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(
+            f"{where}: entry {name!r} key 'base_url': {entry.base_url!r} is not an http(s) URL "
+            "(e.g. https://api.deepseek.com)"
+        )
+    keys = tuple(k for k in (entry.api_keys or ([entry.api_key] if entry.api_key else [])) if k)
+    if not keys:
+        raise ConfigError(f"{where}: entry {name!r} has no api_key or api_keys")
+    base = openai_base_url(entry.api_type, entry.base_url)
+
+    def referenced(items: Any) -> set[str]:
+        return {n for v in items for n in _ENV_REF.findall(json.dumps(v, default=str))}
+
+    names = referenced(raw.values())
+    params = referenced(v for k, v in raw.items() if k not in ("api_key", "api_keys"))
+    return JudgeConfig(
+        name=name,
+        base_url=base,
+        api_type=entry.api_type,
+        provider=_provider(entry.api_type, base),
+        thinking_level=entry.thinking_level,
+        temperature=0.0 if entry.temperature is None else entry.temperature,
+        max_tokens=entry.max_tokens,
+        source=where,
+        env_vars=tuple(sorted(names)),
+        param_env_vars=tuple(sorted(params)),
+        api_keys=keys,
+    )
+
+
+def default_judge(env: Mapping[str, str] | None = None) -> JudgeConfig:
+    """The built-in deepseek-v4-pro: key from DEEPSEEK_API_KEY, thinking off, temperature 0."""
+    env = os.environ if env is None else env
+    key = env.get("DEEPSEEK_API_KEY", "")
+    if not key:
+        raise ConfigError(
+            f"judge {DEFAULT_JUDGE}: DEEPSEEK_API_KEY is not set (set it, name another judge "
+            "with --judge-model and --models-yaml, or pass --no-judge for Stage 1 only)"
+        )
+    return JudgeConfig(
+        name=DEFAULT_JUDGE,
+        base_url=env.get("DEEPSEEK_BASE_URL", DEFAULT_BASE_URL).rstrip("/"),
+        api_type="openai-completions",
+        provider="deepseek",  # our entry: its extras hold wherever DEEPSEEK_BASE_URL points
+        thinking_level="off",
+        temperature=0.0,
+        source="built-in",
+        env_vars=("DEEPSEEK_API_KEY",),
+        api_keys=(key,),
+    )
+
+
+def resolve_judge(
+    name: str, models_yaml: Path | None, env: Mapping[str, str] | None = None
+) -> JudgeConfig:
+    """The judge named: its models.yaml entry, else the built-in default; else ConfigError
+    naming the file, the entry or key at fault and the fix."""
+    entries = read_models_yaml(models_yaml) if models_yaml else {}
+    if name in entries:
+        return entry_config(name, entries[name], str(models_yaml), env)
+    if name == DEFAULT_JUDGE:
+        return default_judge(env)
+    if models_yaml is None:
+        raise ConfigError(
+            f"judge model {name!r} not found: only {DEFAULT_JUDGE} is built in; pass "
+            f"--models-yaml FILE with an entry named {name!r} (base_url, api_type, api_key)"
+        )
+    known = ", ".join(sorted(map(str, entries))) or "none"
+    raise ConfigError(
+        f"judge model {name!r} not found in {models_yaml} (entries: {known}); add an entry "
+        f"named {name!r} (base_url, api_type, api_key) or name one of those with --judge-model"
+    )
+
+
+__all__ = [
+    "API_TYPES",
+    "DEFAULT_JUDGE",
+    "ConfigError",
+    "JudgeConfig",
+    "ModelEntry",
+    "default_judge",
+    "entry_config",
+    "openai_base_url",
+    "read_models_yaml",
+    "resolve_judge",
+]
