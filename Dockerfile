@@ -1,5 +1,6 @@
 # The ClawBench agent sandbox: mitmproxy + the interception addon, a fail-closed egress firewall,
-# users `proxy` (runs mitmdump) and `agent` (runs the agent, no capabilities).
+# users `proxy` (runs mitmdump) and `agent` (runs the agent, no capabilities; uid and gid
+# 1500000000, which no host account has: a process escaping as it owns nothing on the host).
 #
 # Build it with `clawbench-sandbox build` (it sends only the files this needs as the context and
 # fills in the build args). Works on python:3.12-slim and on a bare Debian (debootstrap
@@ -31,7 +32,8 @@ RUN set -eu; \
         $pkgs $EXTRA_PACKAGES >/dev/null; \
     rm -rf /tmp/build /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
     id proxy >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin proxy; \
-    useradd --create-home --uid 1000 --user-group --shell /bin/sh agent; \
+    groupadd --gid 1500000000 agent; \
+    useradd --create-home --no-log-init --uid 1500000000 --gid agent --shell /bin/sh agent; \
     mkdir -p /clawbench /my-info; \
     chmod 0755 /clawbench /my-info
 

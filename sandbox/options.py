@@ -7,14 +7,13 @@ turn into (a RunRequest) is sandbox.run_request's.
 from __future__ import annotations
 
 import argparse
-import math
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
+from sandbox.host.limits import Limits
+from sandbox.option_types import command, cpus, default_image, positive_int, seconds, size
 
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
@@ -41,44 +40,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
-    """An argparse type: a finite number of seconds, > 0 (or >= 0 with zero_ok)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-            bound = ">= 0" if zero_ok else "> 0"
-            raise argparse.ArgumentTypeError(
-                f"must be a finite number of seconds {bound}, not {text}"
-            )
-        return value
-
-    return parse
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def default_image() -> str:
-    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
-
-
-def _command(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the command is empty")
-    return text
-
-
 def _agent_options(p: argparse.ArgumentParser) -> None:
     """Which agent runs, in which image, under which names, with which environment."""
     who = p.add_mutually_exclusive_group()
@@ -90,7 +51,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     who.add_argument(
         "--agent-cmd",
-        type=_command,
+        type=command,
         metavar="CMD",
         help="run CMD with /bin/sh as the unprivileged agent user",
     )
@@ -118,15 +79,49 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-steps",
-        type=_positive_int,
+        type=positive_int,
         default=30,
         metavar="N",
         help="a harness's step (turn) cap (default: %(default)s)",
     )
 
 
+def _limit_options(p: argparse.ArgumentParser) -> None:
+    """The agent container's resource limits (recorded in run-meta.json)."""
+    d = Limits()
+    p.add_argument(
+        "--memory",
+        type=size,
+        default=d.memory,
+        metavar="SIZE",
+        help="memory for the whole container, no swap (default: 4g)",
+    )
+    p.add_argument(
+        "--pids",
+        type=positive_int,
+        default=d.pids,
+        metavar="N",
+        help="processes and threads in the container (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cpus",
+        type=cpus,
+        default=d.cpus,
+        metavar="N",
+        help="CPUs for the container (default: %(default)s)",
+    )
+    p.add_argument(
+        "--disk",
+        type=size,
+        default=d.disk,
+        metavar="SIZE",
+        help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
+    )
+
+
 def _run_options(p: argparse.ArgumentParser) -> None:
     """Where a run goes, how its container and proxy are set up, and how it is scored."""
+    _limit_options(p)
     p.add_argument(
         "--out", type=Path, default=Path("out"), help="output directory (default: %(default)s)"
     )
@@ -154,14 +149,14 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--stop-grace",
-        type=_seconds(zero_ok=True),
+        type=seconds(zero_ok=True),
         default=10,
         metavar="S",
         help="seconds between SIGTERM and SIGKILL when stopping the agent (default: %(default)s)",
     )
     p.add_argument(
         "--proxy-timeout",
-        type=_seconds(zero_ok=False),
+        type=seconds(zero_ok=False),
         default=60,
         metavar="S",
         help="seconds to wait for the proxy to become ready; past it the run is an infra "
@@ -254,7 +249,7 @@ def _batch_parser(sub: Any) -> None:
     _run_options(t)
     t.add_argument(
         "--concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=2,
         metavar="N",
         help="containers running at once (default: %(default)s)",

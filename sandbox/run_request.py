@@ -15,8 +15,10 @@ from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.executor import RunRequest
+from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
-from sandbox.options import UsageError, default_image
+from sandbox.option_types import default_image
+from sandbox.options import UsageError
 
 
 def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
@@ -85,6 +87,12 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
         env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
+        # the model's calls pass the proxy like everything else: counted, never matched
+        hosts = mitm.get("clawbench_model_hosts", [])
+        mitm["clawbench_model_hosts"] = [
+            *([hosts] if isinstance(hosts, str) else hosts),
+            model.host,
+        ]
     return RunRequest(
         task_dir=task_dir,
         agent=agent,
@@ -96,6 +104,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         network=args.network,
         upstream_ca=args.upstream_ca,
         mitm_options=mitm,
+        limits=Limits(memory=args.memory, pids=args.pids, cpus=args.cpus, disk=args.disk),
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )

@@ -45,6 +45,21 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# --with-browser-use: the browser-use harness in its own venv (.venv-browser-use), for the demo's
+# browser-use runs outside Docker; the same pinned version as the image's harness layer.
+if [ "${1:-}" = "--with-browser-use" ]; then
+  want_bu=$(cat sandbox/harnesses/browser_use/{requirements,constraints}.txt | sha256sum | cut -d' ' -f1)
+  if [ "$(cat .venv-browser-use/.clawbench-installed 2>/dev/null)" != "$want_bu" ]; then
+    echo "setup: installing the browser-use harness into .venv-browser-use"
+    rm -rf .venv-browser-use
+    "$(.venv/bin/python -c 'import sys; print(sys._base_executable)')" -m venv .venv-browser-use
+    .venv-browser-use/bin/python -m pip install -q --disable-pip-version-check \
+      -r sandbox/harnesses/browser_use/requirements.txt \
+      -c sandbox/harnesses/browser_use/constraints.txt
+    echo "$want_bu" > .venv-browser-use/.clawbench-installed
+  fi
+fi
+
 # An editable install leaves our own modules uncompiled, and with PYTHONDONTWRITEBYTECODE set
 # (as on this machine) every process would compile them again (~0.1 s of each clawbench-score).
 .venv/bin/python -m compileall -q proxy_addon scorer sandbox >/dev/null

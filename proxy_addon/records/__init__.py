@@ -4,11 +4,14 @@ addon, the scorer and the sandbox alike:
 | file | module |
 |---|---|
 | data/interception.json, data/requests.jsonl, data/.proxy-ready | `interception` |
+| data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
+| agent/result.json (a harness's own claim) | `agentresult` |
 | run-meta.json | `runmeta` |
 | batch-summary.json | `batchsummary` |
 | run and batch directory names, finding runs' identity in paths | `layout`, `runpath` |
 | provenance (versions, git SHA) in summaries | `provenance` |
 
 `outcome` owns how a run ended (stop reasons, result categories, the one classify); `atomic`
-writes files so a reader sees the old one or the new one.
+writes files so a reader sees the old one or the new one; `jsonfile` reads them, with one error
+(RecordError: file, field, problem).
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import sys
 import time
@@ -12,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from proxy_addon.records.jsonfile import RecordError, first_error, read_json
 from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, StopReason
 
 STOP_DESCRIPTIONS = {
@@ -152,10 +152,6 @@ class InterceptionView(BaseModel):
     blocked_count: int | None = None
 
 
-class RecordError(ValueError):
-    """A run file that cannot be read; the message names the file."""
-
-
 def normalise_interception(data: Any, path: str = "interception.json") -> InterceptionView:
     """Accept ours, the reference's (no headers, no blocked_count) and the flat url/method/body."""
     if not isinstance(data, dict):
@@ -173,9 +169,7 @@ def normalise_interception(data: Any, path: str = "interception.json") -> Interc
     try:
         view = InterceptionView.model_validate(data)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise RecordError(f"{path}: {loc}: {first['msg']}") from e
+        raise RecordError(f"{path}: {first_error(e)}") from e
     if view.intercepted and not isinstance(view.request, dict):
         raise RecordError(f"{path}: intercepted is true but request is missing")
     if view.request is not None and not isinstance(view.request.get("url"), str):
@@ -185,11 +179,4 @@ def normalise_interception(data: Any, path: str = "interception.json") -> Interc
 
 def read_interception(path: str | os.PathLike[str]) -> InterceptionView:
     """Read data/interception.json in any supported shape; RecordError names the file."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordError(f"{p}: missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RecordError(f"{p}: unreadable or truncated JSON: {e}") from e
-    return normalise_interception(data, str(p))
+    return normalise_interception(read_json(path), str(path))

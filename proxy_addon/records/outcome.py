@@ -30,6 +30,8 @@ class StopReason(StrEnum):
     AGENT_EXITED = "agent_exited"
     AGENT_IDLE = "agent_idle"
     TIME_LIMIT_EXCEEDED = "time_limit_exceeded"
+    AGENT_RESOURCES_EXHAUSTED = "agent_resources_exhausted"
+    """The agent ran out of its own memory, processes or writable space: the model's failure."""
     PROXY_FAILED = "proxy_failed"
     CONTAINER_FAILED = "container_failed"
     INTERRUPTED = "interrupted"
@@ -132,6 +134,8 @@ class Ending:
             return self.stop_reason
         if self.stop_reason in (StopReason.INTERRUPTED, StopReason.HOST_TIMEOUT):
             return StopReason.CONTAINER_FAILED
+        if self.stop_reason == StopReason.AGENT_RESOURCES_EXHAUSTED:
+            return StopReason.AGENT_EXITED
         return StopReason.UNKNOWN
 
 

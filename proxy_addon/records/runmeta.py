@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.interception import RecordError
+from proxy_addon.records.jsonfile import RecordError, first_error, read_json_object
 
 
 def safe_model(model: str) -> str:
@@ -46,21 +44,10 @@ class RunMeta(BaseModel):
 
 def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:
     """Read a run-meta.json; RecordError names the file on any problem."""
-    p = Path(path)
     try:
-        data: Any = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordError(f"{p}: missing") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RecordError(f"{p}: unreadable or truncated JSON: {e}") from e
-    if not isinstance(data, dict):
-        raise RecordError(f"{p}: expected a JSON object, got {type(data).__name__}")
-    try:
-        return RunMeta.model_validate(data)
+        return RunMeta.model_validate(read_json_object(path))
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise RecordError(f"{p}: {loc}: {first['msg']}") from e
+        raise RecordError(f"{path}: {first_error(e)}") from e
 
 
 def write_run_meta(path: str | os.PathLike[str], meta: RunMeta) -> None:

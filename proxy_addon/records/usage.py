@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proxy_addon.records.interception import RecordError
+from proxy_addon.records.jsonfile import RecordError, first_error
 
 USAGE_FILE = "usage.json"
 """Its name in the run's data dir."""
@@ -114,9 +114,7 @@ def read_usage(path: str | os.PathLike[str]) -> AgentUsage | None:
     try:
         return AgentUsage.model_validate_json(raw)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(file)"
-        raise RecordError(f"{p}: {loc}: {first['msg']}") from e
+        raise RecordError(f"{p}: {first_error(e)}") from e
 
 
 __all__ = [

@@ -24,12 +24,18 @@ CONF_DIR = f"{ROOT}/mitmproxy"  # proxy 0700: the CA key
 LOG_DIR = f"{ROOT}/logs"  # root 0700: agent.log, mitmdump.log, submit.log
 REPORT = f"{ROOT}/report.json"
 AGENT_DIR = f"{ROOT}/agent"  # root 0755: what the agent may read
-AGENT_OUT = f"{ROOT}/agent-out"  # agent 0700: a harness's own trace, copied to the run's agent/
+AGENT_OUT = f"{ROOT}/agent-out"  # agent 0700, tmpfs: a harness's own trace ...
+AGENT_TRACE = f"{ROOT}/agent-trace"  # root 0700: ... kept from it when the agent stops (a tmpfs
+# is gone with the container), then copied to the run's agent/
 INSTRUCTION_FILE = f"{AGENT_DIR}/instruction.txt"
 SCRIPT_FILE = f"{AGENT_DIR}/script.json"
 UPSTREAM_CA = f"{ROOT}/upstream-ca.pem"
 MY_INFO = "/my-info"
 AGENT_USER = "agent"
+AGENT_UID = AGENT_GID = 1_500_000_000
+AGENT_NOFILE = 1024
+"""Open files per agent process (the proxy keeps the container's own limit)."""
+"""The Dockerfile's agent account: an id no host user or group has."""
 AGENT_HOME = "/home/agent"
 PROXY_USER = "proxy"
 SUBMIT_USER = "nobody"
@@ -38,6 +44,10 @@ REGULAR_PORT = 8080
 TRANSPARENT_PORT = 8081
 SUBMIT_PORT = 7878
 PROXY_URL = f"http://127.0.0.1:{REGULAR_PORT}"
+
+AGENT_MOUNTS = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", AGENT_HOME, AGENT_OUT)
+"""Everywhere the agent can write: each a tmpfs of bounded size (host.limits), none shared
+with the proxy's records, the logs or report.json."""
 
 _OURS = ConfigDict(extra="forbid")
 
@@ -89,6 +99,8 @@ class SandboxReport(BaseModel):
     detail: str | None = None
     agent_exit_code: int | None = None
     egress_blocked: int | None = None
+    peak_memory_bytes: int | None = None
+    """The container's highest memory use (agent, browser and proxy together)."""
     ipv6: bool = False
     submit_page: bool = False
     listen: list[str] = Field(default_factory=list)

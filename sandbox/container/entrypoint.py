@@ -27,15 +27,22 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from sandbox.container import firewall, trust
+from sandbox.container import firewall, resources, trust
+from sandbox.container.agent import (
+    AGENT_LOG_LIMIT,
+    AGENT_OOM_SCORE,
+    aftermath,
+    agent_environment,
+    watch,
+)
 from sandbox.container.contract import (
     AGENT_HOME,
+    AGENT_NOFILE,
     AGENT_OUT,
     AGENT_USER,
     CONF_DIR,
     CONFIG,
     DATA_DIR,
-    INSTRUCTION_FILE,
     LOG_DIR,
     MY_INFO,
     PROXY_USER,
@@ -51,7 +58,7 @@ from sandbox.container.contract import (
     SandboxReport,
     Timings,
 )
-from sandbox.container.processes import Account, spawn, stop
+from sandbox.container.processes import Account, capped_copy, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
 
 POLL_S = 0.05
@@ -80,6 +87,7 @@ class Session:
         self.interrupted = False
         self.listen: list[str] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.detail: str | None = None
         self.logs: list[IO[bytes]] = []
 
     def _log(self, name: str) -> IO[bytes]:
@@ -111,7 +119,11 @@ class Session:
         )
         env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
         self.procs["proxy"] = spawn(
-            self.proxy_account, argv, env=env, cwd=CONF_DIR, log=self._log("mitmdump.log")
+            self.proxy_account,
+            argv,
+            env=env,
+            cwd=CONF_DIR,
+            log=self._log("mitmdump.log"),
         )
 
     def install_firewall(self) -> None:
@@ -184,40 +196,31 @@ class Session:
     # -- the agent -------------------------------------------------------------------------------
 
     def run_agent(self) -> tuple[str, int | None]:
-        instruction = Path(INSTRUCTION_FILE).read_text(encoding="utf-8")
-        env = trust.agent_env(self.config.env, instruction, INSTRUCTION_FILE)
-        env.setdefault("CLAWBENCH_AGENT_OUT", AGENT_OUT)
-        env.setdefault("CLAWBENCH_TIME_LIMIT_S", str(int(self.config.time_limit_s)))
-        if self.config.submit_page:
-            env.setdefault("CLAWBENCH_SUBMIT_URL", f"http://127.0.0.1:{SUBMIT_PORT}/submit")
+        read_end, write_end = os.pipe()  # the agent's output, kept up to AGENT_LOG_LIMIT
         agent = spawn(
             self.agent_account,
             self.config.agent.argv,
-            env=env,
+            env=agent_environment(self.config),
             cwd=AGENT_HOME,
-            log=self._log("agent.log"),
+            log=write_end,
+            oom_score_adj=AGENT_OOM_SCORE,
+            nofile=AGENT_NOFILE,
         )
+        os.close(write_end)
+        agent_log = capped_copy(read_end, self._log("agent.log"), AGENT_LOG_LIMIT)
         self.timings.agent_started = time.time()
         say(f"agent started ({self.config.agent.kind}), time limit {self.config.time_limit_s:.0f}s")
-        stop_file = Path(DATA_DIR) / ".stop-requested"
-        deadline = time.monotonic() + self.config.time_limit_s
-        reason = "time_limit_exceeded"
-        while time.monotonic() < deadline:
-            if stop_file.exists():
-                reason = "intercepted"
-                break
-            if agent.poll() is not None:
-                reason = "intercepted" if stop_file.exists() else "agent_exited"
-                break
-            if self.procs["proxy"].poll() is not None:
-                reason = "proxy_failed"
-                break
-            if self.interrupted:
-                reason = "interrupted"
-                break
-            time.sleep(POLL_S)
+        reason = watch(
+            agent,
+            self.procs["proxy"],
+            Path(DATA_DIR) / ".stop-requested",
+            self.config.time_limit_s,
+            lambda: self.interrupted,
+        )
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
+        agent_log.join(5)
+        reason, self.detail = aftermath(reason, say)
         say(f"agent stopped: {reason} (exit code {code})")
         return reason, code
 
@@ -253,6 +256,7 @@ class Session:
                 self.start_submit_page()
             self.settle_network()
             reason, code = self.run_agent()
+            detail = self.detail
         except SetupError as e:
             reason, detail = e.reason, str(e)
         except Exception as e:  # report it: the runner must tell infra from model failures
@@ -267,6 +271,7 @@ class Session:
             detail=detail,
             agent_exit_code=code,
             egress_blocked=blocked,
+            peak_memory_bytes=resources.peak_memory(),
             ipv6=self.ipv6,
             submit_page=self.config.submit_page,
             listen=self.listen,

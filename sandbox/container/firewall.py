@@ -9,7 +9,8 @@ Policy (the same for IPv4 and IPv6, UDP included, so no QUIC or DNS-tunnel short
   user sends; accept socket-less kernel packets (resets, TIME_WAIT acks) of connections already
   allowed, and IPv6 neighbour discovery (the kernel's own packets, no owner); accept the
   agent's DNS to the resolvers in /etc/resolv.conf (Docker's embedded resolver is 127.0.0.11, on
-  loopback already); everything else goes to CLAWBENCH_DROP, whose counters are egress_blocked.
+  loopback already); everything else goes to CLAWBENCH_DROP; what of it the agent sent is
+  counted in CLAWBENCH_AGENT_DROP, whose counters are egress_blocked.
   TCP is answered with a reset so a blocked agent fails fast instead of hanging in SYN retries.
 
 DNS, decided: the agent may resolve names (an agent that ignores the proxy variables needs them to
@@ -31,6 +32,7 @@ from pathlib import Path
 
 OUT = "CLAWBENCH_OUT"
 DROP = "CLAWBENCH_DROP"
+AGENT_DROP = "CLAWBENCH_AGENT_DROP"
 NAT = "CLAWBENCH_NAT"
 # Kernel-generated ICMPv6 without a socket owner: router/neighbour discovery and MLD reports.
 ICMPV6_ALLOWED = ("133", "135", "136", "143")
@@ -70,6 +72,7 @@ def filter_rules(policy: Policy, family: int) -> list[list[str]]:
     rules = [
         ["-N", OUT],
         ["-N", DROP],
+        ["-N", AGENT_DROP],
         ["-A", OUT, "-o", "lo", "-j", "ACCEPT"],
         [
             "-A",
@@ -100,8 +103,13 @@ def filter_rules(policy: Policy, family: int) -> list[list[str]]:
             rules.append(["-A", OUT, *agent, "-p", proto, "--dport", "53", "-j", "ACCEPT"])
     rules += [
         ["-A", OUT, "-j", DROP],
+        # Counted (egress_blocked) only when the agent sent it: Docker's resolver forwarding the
+        # agent's lookups from this namespace is root's, and no agent packet.
+        ["-A", DROP, "-m", "owner", "--uid-owner", str(policy.agent_uid), "-j", AGENT_DROP],
         ["-A", DROP, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"],
         ["-A", DROP, "-j", "DROP"],
+        ["-A", AGENT_DROP, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"],
+        ["-A", AGENT_DROP, "-j", "DROP"],
         ["-I", "OUTPUT", "1", "-j", OUT],
         ["-P", "OUTPUT", "DROP"],
     ]
@@ -168,17 +176,17 @@ def parse_counters(listing: str) -> int:
 
 
 def dropped(families: Sequence[int]) -> int:
-    """Packets CLAWBENCH_DROP refused, over all families."""
+    """Packets of the agent's that the firewall refused, over all families."""
     total = 0
     for family in families:
         done = subprocess.run(
-            [_tool(family), "-w", "-t", "filter", "-L", DROP, "-v", "-x", "-n"],
+            [_tool(family), "-w", "-t", "filter", "-L", AGENT_DROP, "-v", "-x", "-n"],
             capture_output=True,
             text=True,
             check=False,
         )
         if done.returncode != 0:
-            raise FirewallError(f"{_tool(family)} -L {DROP}: {done.stderr.strip()}")
+            raise FirewallError(f"{_tool(family)} -L {AGENT_DROP}: {done.stderr.strip()}")
         total += parse_counters(done.stdout)
     return total
 

@@ -12,6 +12,7 @@ import os
 import pwd
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,11 +57,19 @@ def spawn(
     *,
     env: Mapping[str, str],
     cwd: str,
-    log: IO[bytes],
+    log: IO[bytes] | int,
+    oom_score_adj: int = 0,
+    nofile: int | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start argv as account in its own session (so the whole group can be signalled)."""
+    """Start argv as account in its own session (so the whole group can be signalled).
+
+    oom_score_adj: raises how early the OOM killer takes it (1000: first); nofile: the
+    open-files limit of it and all it starts."""
+    prefix = ["choom", "-n", str(oom_score_adj), "--"] if oom_score_adj else []
+    if nofile is not None:
+        prefix += ["prlimit", f"--nofile={nofile}:{nofile}", "--"]
     return subprocess.Popen(
-        unprivileged(account, argv),
+        [*prefix, *unprivileged(account, argv)],
         env=dict(env),
         cwd=cwd,
         stdin=subprocess.DEVNULL,
@@ -68,6 +77,48 @@ def spawn(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def capped_copy(fd: int, log: IO[bytes], limit: int) -> threading.Thread:
+    """Copy what the agent writes to fd into log, up to limit bytes (the rest is read and
+    dropped, so the agent never blocks on a full pipe); a thread that ends at EOF."""
+
+    def copy() -> None:
+        kept = 0
+        with os.fdopen(fd, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(1 << 16):
+                if kept < limit:
+                    log.write(chunk[: limit - kept])
+                    kept += len(chunk)
+                    if kept >= limit:
+                        log.write(b"\n[clawbench: agent output cut here, over the log limit]\n")
+                    log.flush()
+
+    thread = threading.Thread(target=copy, name="agent-log", daemon=True)
+    thread.start()
+    return thread
+
+
+def keep_files(src: Path, dest: Path, limit: int) -> list[str]:
+    """Copy the regular files under src to dest (as root, after the agent stopped), limit bytes
+    in all; symlinks and special files are the agent's and stay behind. What was left out."""
+    left: list[str] = []
+    budget = limit
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink() or not path.is_dir():
+                left.append(f"{rel}: not a regular file")
+            continue
+        size = path.stat().st_size
+        if size > budget:
+            left.append(f"{rel}: {size} bytes, over what is kept ({limit} in all)")
+            continue
+        budget -= size
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        with path.open("rb") as f_in, (dest / rel).open("wb") as f_out:
+            f_out.write(f_in.read(size))
+    return left
 
 
 def pids_of(uid: int) -> list[int]:

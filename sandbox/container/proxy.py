@@ -28,6 +28,7 @@ from sandbox.container.contract import (
 )
 
 POLL_S = 0.05
+BODY_SIZE_LIMIT = "32m"
 
 
 class SetupError(RuntimeError):
@@ -56,6 +57,9 @@ def mitmdump_argv(
         modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
     settings: dict[str, str | list[str]] = {
         "flow_detail": "0",
+        # The proxy's memory stays bounded whatever the agent sends; a matching request over
+        # it is still blocked and credited (body_unverified).
+        "body_size_limit": BODY_SIZE_LIMIT,
         "confdir": CONF_DIR,
         "clawbench_task": TASK_FILE,
         "clawbench_data": DATA_DIR,

@@ -15,24 +15,27 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
-from proxy_addon.tasks.model import load_task
+from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.local import RunResult, Setup, execute, find_chromium
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
-from sandbox.demo.site import HOSTS, DemoSite, Received
+from sandbox.demo.show import SiteSeen, commits_reaching_site, files_written, show_runs, show_site
+from sandbox.demo.site import HOSTS, DemoSite
+from sandbox.harnesses import BROWSER_USE
+from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.runs.batch import batch_summary, job_of, run_all
-from scorer.models_yaml import DEFAULT_JUDGE
+from scorer.display import print_result
+from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
+from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
 EXPECTED = {"correct": True, "wrong": True, "gives-up": False}
@@ -57,37 +60,28 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
     p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
+    p.add_argument(
+        "--agent-model",
+        metavar="NAME",
+        help="browser-use calls this models.yaml entry (--models-yaml) instead of the scripted "
+        "model; its key comes from the entry",
+    )
     return p
 
 
-def _judge_args(args: argparse.Namespace, console: Console) -> list[str]:
-    """clawbench-score's judge arguments; a chosen judge is resolved here (JudgeUnavailable)."""
+def _judges(args: argparse.Namespace, console: Console) -> list[JudgeConfig]:
+    """The judge, resolved here (JudgeUnavailable), or none: Stage 1 only."""
     if args.no_judge:
-        return ["--no-judge"]
+        return []
     chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
     if chosen or os.environ.get("DEEPSEEK_API_KEY"):
-        check_judge(args.judge_model, args.models_yaml)
-        extra = ["--models-yaml", str(args.models_yaml)] if args.models_yaml else []
-        return [*extra, "--judge-model", args.judge_model]
+        return [check_judge(args.judge_model, args.models_yaml)]
     console.print(
         "No judge key: scoring Stage 1 only (--no-judge). For the LLM judge, set "
         "DEEPSEEK_API_KEY or pass --models-yaml FILE [--judge-model NAME].",
         highlight=False,
     )
-    return ["--no-judge"]
-
-
-def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list[str]:
-    """The requests the site received that match a demo task's eval_schema (must be none)."""
-    matchers = {r.slug: Matcher(load_task(r.task_dir).eval_schema) for r in runs}
-    leaked = []
-    for got in received:
-        url = f"https://{got.host}{got.target}"
-        parsed = parse_body(got.body or None, got.content_type)
-        for slug, matcher in matchers.items():
-            if matcher.match(HttpRequest(got.method, url, parsed.value, parsed.error)).match:
-                leaked.append(f"{slug}: {got.method} {url}")
-    return leaked
+    return []
 
 
 def _batch_summary(
@@ -115,42 +109,6 @@ def _batch_summary(
         interrupted=interrupted,
     )
     write_summary(batch, summary)
-
-
-def _show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"Runs in {batch}", title_justify="left")
-    for col in ("task", "agent", "what the agent does", "the proxy"):
-        table.add_column(col, overflow="fold")
-    for r in results:
-        got = (
-            "[green]blocked, recorded[/]" if r.intercepted else f"not intercepted: {r.stop_reason}"
-        )
-        if r.failure:
-            got = f"[red]infra failure: {r.failure}[/]"
-        table.add_row(r.run.slug, r.run.harness, r.run.why.split(":")[0], got)
-    console.print(table)
-
-
-RUN_FILES = ("interception.json", "requests.jsonl", "judge.json", "mitmdump.log", "agent.log")
-
-
-def files_written(batch: Path, ts: str) -> str:
-    """Where the demo's files are: only those written (judge.json only when a judge ran)."""
-    top = [
-        n
-        for n in ("batch-summary.json", "rescore-summary.json", "report.html")
-        if (batch / n).is_file()
-    ]
-    runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
-    data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
-    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
-    if data:
-        per_run.append(f"data/{{{', '.join(data)}}}")
-    agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""
-    where = f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with {', '.join(per_run)}{agent}"
-    return f"Files in {batch}: {', '.join([*top, f'and per run {where}'])}."
 
 
 def _new_batch(out: Path, ts: str) -> Path:
@@ -187,60 +145,50 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _agents(args: argparse.Namespace, console: Console) -> tuple[str | None, tuple[str, ...]]:
     """(Chromium's path, the agents that can run here): each missing tool skips its runs."""
     chromium = None if args.no_browser else find_chromium()
-    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h != "chromium")
+    browsers = ("chromium", "browser-use")
+    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h not in browsers)
     if not args.no_browser and chromium is None:
-        console.print("Chromium not found: the browser agent's runs are skipped.")
+        console.print("Chromium not found: the browser agents' runs are skipped.")
+    if "browser-use" in harnesses and find_browser_use() is None:
+        console.print(
+            "browser-use not installed: its runs are skipped (scripts/setup.sh --with-browser-use)."
+        )
+        harnesses = tuple(h for h in harnesses if h != "browser-use")
     if shutil.which("curl") is None:
         console.print("curl not found: the curl agent's runs are skipped.")
         harnesses = tuple(h for h in harnesses if h != "curl")
     return chromium, harnesses
 
 
-@dataclass
-class _Site:
-    """What the demo site saw: the commits that reached it (must be none) and the counts."""
-
-    leaked: list[str]
-    demo_hosts: int
-    others: int
-
-
 def _execute(
     runs: list[DemoRun], setup: Setup, workers: int
-) -> tuple[list[RunResult], bool, _Site]:
+) -> tuple[list[RunResult], bool, SiteSeen]:
     """Every run against the demo site: (results, interrupted, what the site saw)."""
     with DemoSite() as site:
         setup = replace(setup, routes=site.routes)
         results, interrupted = _run_all(runs, setup, workers)
         leaked = commits_reaching_site(site.received, runs)
         demo_hosts = sum(r.host in HOSTS for r in site.received)
-    return results, interrupted, _Site(leaked, demo_hosts, len(site.received) - demo_hosts)
+    return results, interrupted, SiteSeen(leaked, demo_hosts, len(site.received) - demo_hosts)
 
 
-def _show_site(console: Console, site: _Site) -> None:
-    console.print(
-        f"The demo site received {site.demo_hosts} requests for the demo hosts (page views, "
-        f"cart, previews; commit requests among them: {len(site.leaked)}) and {site.others} for "
-        "other hosts (the browser's own background traffic, answered here instead of by the "
-        "internet).",
-        highlight=False,
-    )
-    for line in site.leaked:
-        console.print(f"[red]reached the site: {line}[/]")
-    console.print(
-        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
-        "would not have seen their requests.",
-        highlight=False,
-    )
-
-
-def _score(console: Console, batch: Path, judge: list[str]) -> int:
-    """clawbench-score on the batch (its table is printed), then the HTML report."""
-    from scorer.cli import main as score
+def _score(console: Console, batch: Path, judges: list[JudgeConfig]) -> int:
+    """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
+    clawbench-score's exit code for what went wrong."""
     from scorer.html_report import load_report, write_report
 
-    console.rule(f"clawbench-score {batch.name} {' '.join(judge)}", characters="─")
-    scored = score([str(batch), *judge, "--dataset", "clawbench-demo"])
+    how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
+    console.rule(f"clawbench-score {batch.name} {how}", characters="─")
+    try:
+        result = score(ScoreOptions(paths=[batch], judges=judges, dataset="clawbench-demo"))
+    except SCORING_ERRORS as e:
+        console.print(f"clawbench-score: {e}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        console.print("clawbench-score: interrupted; the verdicts received are saved")
+        return 130
+    print_result(result, console)
+    scored = 1 if result.write_errors else 0
     if scored == 0:
         out = batch / "report.html"
         write_report(load_report([batch], out), out, "ClawBench demo")
@@ -254,9 +202,12 @@ def _demo(args: argparse.Namespace) -> int:
     t0, started, ts = time.monotonic(), now_iso(), stamp()
     try:  # every check before the batch directory exists
         runs = load_plan(args.tasks, harnesses)
-        judge = _judge_args(args, console)
+        judges = _judges(args, console)
+        agent_model = None
+        if args.agent_model:
+            agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
         batch = _new_batch(args.out, ts)
-    except (PlanError, JudgeUnavailable) as e:
+    except (PlanError, JudgeUnavailable, ModelUnavailable) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
     confdir = batch / ".mitmproxy"
@@ -269,7 +220,9 @@ def _demo(args: argparse.Namespace) -> int:
         f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
         highlight=False,
     )
-    setup = Setup(batch, [], confdir, ts, chromium)
+    setup = Setup(
+        batch, [], confdir, ts, chromium, browser_use=find_browser_use(), agent_model=agent_model
+    )
     results, interrupted, site = _execute(runs, setup, workers)
     _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers, interrupted)
     if interrupted:
@@ -279,9 +232,9 @@ def _demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    _show_runs(console, results, batch)
-    _show_site(console, site)
-    scored = _score(console, batch, judge)
+    show_runs(console, results, batch)
+    show_site(console, site)
+    scored = _score(console, batch, judges)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )

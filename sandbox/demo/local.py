@@ -25,8 +25,11 @@ from proxy_addon.addon.launcher import ProxyStartError, start_proxy
 from proxy_addon.records.outcome import Stopped, StopReason
 from sandbox.agents.request_script import dump_script
 from sandbox.container.trust import client_env
+from sandbox.demo.browser_use import TIME_LIMIT_S, Launch, launch
 from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
-from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, run_one
+from sandbox.harnesses import BROWSER_USE
+from sandbox.harnesses.models import AgentModel
+from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -55,6 +58,10 @@ class Setup:
     ts: str
     chromium: str | None
     timeout: float = 30
+    browser_use: str | None = None
+    """The python of a browser-use venv, when the demo runs browser-use."""
+    agent_model: AgentModel | None = None
+    """The real model browser-use calls (--agent-model); None: a scripted one."""
     stop: threading.Event = field(default_factory=threading.Event)
     """Set on Ctrl-C or SIGTERM: runs in flight end their agent and proxy, no new run starts."""
 
@@ -190,13 +197,27 @@ class LocalExecutor:
         self.setup = setup
 
     def execute(self, run: PreparedRun) -> None:
+        if self.demo.harness != "browser-use":
+            self._with_proxy(run, self.setup.routes, None)
+            return
+        if self.setup.browser_use is None:
+            raise SetupFailure("browser-use is not installed (scripts/setup.sh --with-browser-use)")
+        assert run.view is not None
+        bu = self.setup.browser_use
+        with launch(self.demo, bu, run.view.instruction, self.setup.agent_model) as how:
+            self._with_proxy(run, [how.route, *self.setup.routes], how)
+
+    def _with_proxy(self, run: PreparedRun, routes: list[str], how: Launch | None) -> None:
         data = run.data
         try:
             proxy = start_proxy(
                 run.run_dir / "task.json",
                 data,
                 confdir=self.setup.confdir,
-                options={"clawbench_route": self.setup.routes},
+                options={
+                    "clawbench_route": routes,
+                    "clawbench_model_hosts": [how.model_host] if how else [],
+                },
                 log_path=data / "mitmdump.log",
                 quiet=False,
             )
@@ -204,32 +225,51 @@ class LocalExecutor:
             run.execution.stopped = Stopped(StopReason.PROXY_FAILED, str(e))
             return
         with proxy, open(data / "agent.log", "wb") as log:
-            run.execution.stopped = self._run_agent(run, proxy.url, proxy.ca_cert, log)
+            run.execution.stopped = self._run_agent(run, proxy.url, proxy.ca_cert, log, how)
 
     def abandon(self, run: PreparedRun) -> None:
         """Nothing to do: execute ends its agent and its proxy on the way out."""
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
-        return {"demo": {"variant": self.demo.variant, "why": self.demo.why}}
+        block: dict[str, Any] = {"variant": self.demo.variant, "why": self.demo.why}
+        if self.demo.harness == "browser-use":
+            model = self.setup.agent_model
+            block["agent_model"] = model.name if model else "scripted (openai_chat)"
+            return {"demo": block, "harness_version": BROWSER_USE.version}
+        return {"demo": block}
 
-    def _run_agent(self, run: PreparedRun, proxy_url: str, ca: Path, log: IO[bytes]) -> Stopped:
+    def _run_agent(
+        self, run: PreparedRun, proxy_url: str, ca: Path, log: IO[bytes], how: Launch | None
+    ) -> Stopped:
         """Start the agent, wait for its end (or the addon's stop, the deadline, an
         interrupt), then end its whole session."""
         setup = self.setup
         agent_dir = run.run_dir / "agent"
-        argv = agent_command(self.demo, setup, agent_dir, proxy_url)
+        env = agent_env(proxy_url, ca, agent_dir)
+        timeout = setup.timeout
+        if how is None:
+            argv = agent_command(self.demo, setup, agent_dir, proxy_url)
+        else:
+            argv, timeout = how.argv, TIME_LIMIT_S
+            pin = spki_pin(ca)
+            env |= how.env | {
+                "CLAWBENCH_AGENT_OUT": str(agent_dir),
+                "CLAWBENCH_PROXY_URL": proxy_url,
+                "CLAWBENCH_CHROMIUM": setup.chromium or "chromium",
+                "CLAWBENCH_CHROMIUM_EXTRA_ARGS": f"--ignore-certificate-errors-spki-list={pin}",
+            }
         if setup.stop.is_set():
             return Stopped(StopReason.INTERRUPTED, INTERRUPTED)
         proc = subprocess.Popen(
             argv,
-            env=agent_env(proxy_url, ca, agent_dir),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + setup.timeout
+            deadline = time.monotonic() + timeout
             reason = _wait(proc, run.data / ".stop-requested", deadline, setup.stop)
         finally:
             _end(proc, agent_dir)
@@ -239,7 +279,7 @@ class LocalExecutor:
 
 def execute(demo: DemoRun, setup: Setup) -> RunResult:
     """Run one agent on one demo task through its own proxy, by the run pipeline."""
-    job = RunJob(demo.task_dir, setup.batch_dir, MODEL, demo.harness, setup.stop)
+    job = RunJob(demo.task_dir, setup.batch_dir, MODEL, demo.harness, setup.stop, setup.ts)
     return RunResult(demo, run_one(job, LocalExecutor(demo, setup)))
 
 

@@ -19,7 +19,7 @@ from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.agents.request_script import FilePart, ScriptedRequest
 
 MODEL = "scripted-demo"
-HARNESSES = ("chromium", "python", "curl")
+HARNESSES = ("chromium", "python", "curl", "browser-use")
 
 PLAN: tuple[tuple[str, str, str], ...] = (
     # (task, harness, variant): "correct" and "wrong" send the documented commit request,
@@ -35,6 +35,9 @@ PLAN: tuple[tuple[str, str, str], ...] = (
     ("010-news-unsubscribe-quick", "python", "correct"),
     ("004-news-subscribe-weekly", "curl", "correct"),
     ("010-news-unsubscribe-quick", "curl", "wrong"),
+    # browser-use (a real agent) driven by a scripted model: sandbox.scripted_models.openai_chat
+    ("004-news-subscribe-weekly", "browser-use", "correct"),
+    ("002-reviews-backpack-form", "browser-use", "wrong"),
 )
 
 
@@ -186,6 +189,22 @@ def autopilot(run: DemoRun) -> dict[str, Any]:
         fields["shipping_method"] = body["shipping_method"]
         return {"fields": {**fields, **body["shipping_address"]}}
     return {"fields": dict(parse_qsl(req["body"], keep_blank_values=True))}
+
+
+def browser_use_script(run: DemoRun) -> list[dict[str, Any]]:
+    """The scripted model's steps for browser-use: open the start page, fill the form with the
+    run's request, submit, say done (a variant that gives up only looks)."""
+    steps: list[dict[str, Any]] = [{"navigate": run.start_url}]
+    fields = autopilot(run).get("fields")
+    if fields:
+        steps += [
+            {"fill": fields},
+            {"submit": True},
+            {"done": "Submitted the form.", "success": True},
+        ]
+    else:
+        steps.append({"done": "I could not do it.", "success": False})
+    return steps
 
 
 def chromium_url(run: DemoRun) -> str:

@@ -9,6 +9,7 @@ result.json). Adding one: a directory here with a Dockerfile and a driver, and a
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,12 +33,33 @@ class Harness:
     chromium: bool = True
 
 
-HARNESSES: dict[str, Harness] = {}
+BROWSER_USE = Harness(
+    name="browser-use",
+    kind="browser agent (Python, drives Chromium over CDP)",
+    model_apis=("openai-completions",),
+    needs="Chromium (the image's, from apt)",
+    version=(HERE / "browser_use" / "requirements.txt").read_text().strip(),
+    directory=HERE / "browser_use",
+    argv=("/opt/harness/browser-use/bin/python", "/opt/harness/browser-use/driver.py"),
+)
 
 
-def register(harness: Harness) -> Harness:
-    HARNESSES[harness.name] = harness
-    return harness
+def _npm_pins(directory: Path) -> str:
+    deps = json.loads((directory / "package.json").read_text())["dependencies"]
+    return ", ".join(f"{name}@{version}" for name, version in deps.items())
+
+
+CLAUDE_CODE = Harness(
+    name="claude-code",
+    kind="CLI coding agent (print mode) with a browser tool (Playwright MCP) and a shell",
+    model_apis=("anthropic-messages",),
+    needs="Chromium (the image's), Node.js >= 20 (Debian's, in the layer)",
+    version=_npm_pins(HERE / "claude_code"),
+    directory=HERE / "claude_code",
+    argv=("python3", "/opt/clawbench/harness/claude-code/driver.py"),
+)
+
+HARNESSES: dict[str, Harness] = {h.name: h for h in (BROWSER_USE, CLAUDE_CODE)}
 
 
 def get_harness(name: str) -> Harness:
@@ -58,4 +80,4 @@ def harness_image(image: str, harness: str) -> str:
     return f"{repo}:{tag}-{harness}"
 
 
-__all__ = ["HARNESSES", "Harness", "get_harness", "harness_image", "register"]
+__all__ = ["BROWSER_USE", "CLAUDE_CODE", "HARNESSES", "Harness", "get_harness", "harness_image"]

@@ -33,7 +33,8 @@ class AgentModel:
         """host:port of the model API, for the proxy's clawbench_model_hosts."""
         url = urlsplit(self.base_url)
         port = url.port or (443 if url.scheme == "https" else 80)
-        return f"{url.hostname}:{port}"
+        host = url.hostname or ""
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def env(self) -> dict[str, str]:
         """The driver's model variables."""

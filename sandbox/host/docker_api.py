@@ -90,8 +90,10 @@ def create(
     labels: dict[str, str],
     files: Iterable[FileEntry],
     network: str | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> Any:
-    """Create (not start) the agent container and put its files in."""
+    """Create (not start) the agent container and put its files in; limits: more create()
+    arguments (host.limits.Limits.docker_kwargs)."""
     try:
         container = client.containers.create(
             image,
@@ -101,7 +103,7 @@ def create(
             cap_add=["NET_ADMIN"],  # for the entrypoint's iptables; the agent drops it
             init=True,  # reap whatever the agent leaves orphaned
             network=network,
-            shm_size="1g",  # Chromium needs more than Docker's 64 MB
+            **{"shm_size": "1g", **(limits or {})},  # Chromium needs more than Docker's 64 MB
         )
     except docker.errors.DockerException as e:
         raise EngineError(f"cannot create container from {image}: {e}") from e

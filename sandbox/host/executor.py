@@ -26,8 +26,10 @@ import docker.errors
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
-from sandbox.container.contract import AGENT_OUT, SandboxReport
+from sandbox.container.contract import AGENT_TRACE, SandboxReport
+from sandbox.harnesses import get_harness
 from sandbox.host import docker_api as engine
+from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 from sandbox.runs.record import redact_command
@@ -57,6 +59,7 @@ class RunRequest:
     proxy_ready_timeout_s: float = 60
     log_limit_bytes: int = 64 * 1024 * 1024
     """Bytes of each log (agent.log, mitmdump.log, submit.log) copied out at most."""
+    limits: Limits = field(default_factory=Limits)
     labels: dict[str, str] = field(default_factory=dict)
     on_container: Callable[[Any], None] | None = None
     """Called with the container as soon as it exists, before it starts (the batch tracks
@@ -105,6 +108,7 @@ class DockerExecutor:
             labels={engine.LABEL: str(run.run_dir), **req.labels},
             files=files,
             network=req.network,
+            limits=req.limits.docker_kwargs(),
         )
         try:
             # Registered before it can run: a Ctrl-C from here on finds it. The stop checks
@@ -158,7 +162,7 @@ class DockerExecutor:
         """Copy the proxy's records, the logs and the report out of the container."""
         data, problems = run.data, run.execution.problems
         data.mkdir(exist_ok=True)
-        problems += engine.fetch(container, "/clawbench/data", data)
+        problems += engine.fetch(container, "/clawbench/data", data, self.req.log_limit_bytes)
         for name in LOGS:
             skipped = engine.fetch(
                 container, f"/clawbench/logs/{name}", data / name, self.req.log_limit_bytes
@@ -166,12 +170,15 @@ class DockerExecutor:
             problems += [p for p in skipped if "not in the container" not in p]
         engine.fetch(container, "/clawbench/report.json", data / "sandbox.json")
         if self.req.agent.kind == "harness":
-            agent_out = engine.fetch(container, AGENT_OUT, run.run_dir / "agent", AGENT_OUT_LIMIT)
+            agent_out = engine.fetch(container, AGENT_TRACE, run.run_dir / "agent", AGENT_OUT_LIMIT)
             problems += [p for p in agent_out if "not in the container" not in p]
         write_bytes_atomic(data / "container.log", container.logs(stdout=True, stderr=True))
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
-        return {"sandbox": self._sandbox_block(run)}
+        blocks: dict[str, Any] = {"sandbox": self._sandbox_block(run)}
+        if self.req.agent.kind == "harness":
+            blocks["harness_version"] = get_harness(self.req.agent.harness).version
+        return blocks
 
     def _sandbox_block(self, run: PreparedRun) -> dict[str, Any]:
         """run-meta.json's `sandbox` block: how the run was contained."""
@@ -191,12 +198,14 @@ class DockerExecutor:
             "container_name": self.container_name,
             "container_exit_code": run.execution.exit_code,
             "network": req.network,
+            "limits": req.limits.record(),
             "agent": agent,
             "env_keys": sorted(req.env),
             "submit_page": bool(run.view and run.view.submit_page),
             "upstream_ca": req.upstream_ca is not None,
             "mitm_options": dict(req.mitm_options),
             "ipv6": report.ipv6 if report else None,
+            "peak_memory_bytes": report.peak_memory_bytes if report else None,
             "listen": report.listen if report else [],
             "agent_exit_code": report.agent_exit_code if report else None,
             "report_detail": report.detail if report else None,

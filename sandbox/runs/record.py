@@ -8,7 +8,6 @@ listed by name only and the agent command has secret-looking assignments redacte
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -16,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from proxy_addon.records.agentresult import read_agent_result
 from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.interception import NotIntercepted
+from proxy_addon.records.interception import NotIntercepted, RecordError
 from proxy_addon.records.outcome import Category, Ending
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
+from proxy_addon.records.usage import USAGE_FILE, read_usage
 
 if TYPE_CHECKING:
     from proxy_addon.tasks.model import Task
@@ -84,19 +84,14 @@ def agent_fields(run_dir: Path) -> dict[str, Any]:
     elif problem is not None:
         fields["agent_claim"] = None
         fields["agent_claim_warning"] = problem
-    usage = read_usage(run_dir / "data" / "usage.json")
-    if usage is not None:
-        fields["agent_usage"] = usage
-    return fields
-
-
-def read_usage(path: Path) -> dict[str, Any] | None:
-    """data/usage.json as written by the proxy, if any."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+        usage = read_usage(run_dir / "data" / USAGE_FILE)
+    except RecordError as e:
+        fields["agent_usage_warning"] = str(e)
+    else:
+        if usage is not None:
+            fields["agent_usage"] = usage.model_dump(mode="json")
+    return fields
 
 
 def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict[str, Any]) -> None:

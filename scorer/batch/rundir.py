@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from proxy_addon.records.interception import InterceptionView, RecordError, normalise_interception
+from proxy_addon.records.jsonfile import first_error
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import Task, TaskError, parse_task
 
@@ -71,9 +72,7 @@ def _read_meta(rec: RunRecord) -> None:
     try:
         rec.meta = RunMeta.model_validate(data)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        rec.problems.append(f"{path}: {loc}: {first['msg']}")
+        rec.problems.append(f"{path}: {first_error(e)}")
         return
     rec.meta_raw = data
 

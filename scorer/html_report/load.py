@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from proxy_addon.records.jsonfile import first_error
 from scorer.batch.discovery import DiscoveryError, find_batches
 from scorer.batch.rescore_summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
 from scorer.html_report.runfiles import RunView, load_run_view
@@ -139,9 +140,7 @@ def parse_summary(data: Any, path: Path) -> Summary:
     try:
         return Summary.model_validate(known)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise ReportError(f"{path}: {loc}: {first['msg']}") from e
+        raise ReportError(f"{path}: {first_error(e)}") from e
 
 
 def load_batch(path: Path, out_dir: Path) -> BatchView:

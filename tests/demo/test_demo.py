@@ -29,9 +29,10 @@ from proxy_addon.records.interception import Interception, NotIntercepted
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
-from sandbox.demo.cli import commits_reaching_site
+from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.local import find_chromium
 from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
+from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import Received
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import TEST_CASES, require
@@ -113,6 +114,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
 ) -> None:
     require(find_chromium() is not None, "headless Chromium")
     require(shutil.which("curl") is not None, "curl")
+    require(find_browser_use() is not None, "browser-use (scripts/setup.sh --with-browser-use)")
     models = tmp_path / "models.yaml"
     models.write_text(
         f"loop:\n  base_url: {judge.base_url}\n  api_type: openai-completions\n"
@@ -130,7 +132,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     variants = Counter(v for _, _, v in PLAN)
     runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
     assert len(runs) == len(PLAN)
-    assert {p.name.split("-")[0] for p in runs} == {"chromium", "python", "curl"}
+    assert {p.name.split("-")[0] for p in runs} == {"chromium", "python", "curl", "browser"}
     by_verdict: Counter[str] = Counter()
     for run in runs:
         meta = read_run_meta(run / "run-meta.json")
@@ -153,7 +155,12 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         log = [
             json.loads(line) for line in (run / "data" / "requests.jsonl").read_text().splitlines()
         ]
-        assert sum(e["blocked"] for e in log) == 1 and log[0]["method"] == "GET"
+        # the demo site's requests: not browser-use's model calls, not Chromium's own traffic
+        site = [e for e in log if not e.get("model_call") and ".clawbench.test" in e["url"]]
+        assert sum(e["blocked"] for e in site) == 1 and site[0]["method"] == "GET"
+        if run.name.startswith("browser-use-"):  # a real agent: its model calls were counted
+            usage = json.loads((run / "run-meta.json").read_text())["agent_usage"]
+            assert usage["calls"] == sum(1 for e in log if e.get("model_call")) >= 2
     assert by_verdict == {"passed": variants["correct"], "judge_mismatch": variants["wrong"]}
 
     # the résumé Chromium attached is recorded as a file part: name, type, size and digest
@@ -204,12 +211,13 @@ def test_demo_without_a_key_scores_stage_1_and_says_how_to_add_a_judge(tmp_path:
     assert "batch-summary.json, rescore-summary.json" in files and "judge.json" not in files
     assert "data/{interception.json, requests.jsonl, mitmdump.log, agent.log}" in files
     summary = json.loads((batch / "rescore-summary.json").read_text())
-    planned = [p for p in PLAN if p[1] != "chromium"]
+    planned = [p for p in PLAN if p[1] not in ("chromium", "browser-use")]  # --no-browser
     assert summary["n_total"] == len(planned)
     assert summary["n_intercepted"] == sum(v != "gives-up" for _, _, v in planned)
     assert summary["judge_model"] is None and summary["n_judge_match"] == 0
     assert not list(batch.rglob("judge.json"))
     assert not list(batch.glob("scripted-demo/chromium-*"))
+    assert not list(batch.glob("scripted-demo/browser-use-*"))
     assert _left_behind(str(batch)) == []
 
 

@@ -53,6 +53,17 @@ class TlsServer(DualStackServer):
         super().finish_request(tls, client_address)
 
 
+ORDER_FORM = b"""<!doctype html><meta charset="utf-8"><title>Order a lamp</title>
+<h1>Desk lamp</h1>
+<form method="POST" action="/api/order-form">
+  <label>Item <input name="item" value="lamp"></label>
+  <label>Quantity <input name="qty" type="number" value="1"></label>
+  <label>Deliver to <input name="name" placeholder="Full name"></label>
+  <button type="submit">Place order</button>
+</form>
+"""
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -70,9 +81,10 @@ class Handler(BaseHTTPRequestHandler):
                 "client": self.client_address[0],
             }
         )
-        reply = json.dumps({"ok": True, "path": self.path}).encode()
+        page = self.command == "GET" and self.path == "/order"  # a form for browser agents
+        reply = ORDER_FORM if page else json.dumps({"ok": True, "path": self.path}).encode()
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/html" if page else "application/json")
         self.send_header("Content-Length", str(len(reply)))
         self.end_headers()
         self.wfile.write(reply)

@@ -71,11 +71,16 @@ def test_filter_rules_accept_before_the_counted_drop(family: int) -> None:
     # The drop chain resets TCP (fail fast) and drops everything else, UDP included.
     assert ["-A", firewall.DROP, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"] in rules
     assert ["-A", firewall.DROP, "-j", "DROP"] in rules
+    # only the agent's packets reach the counted chain (egress_blocked)
+    counted = ["-m", "owner", "--uid-owner", str(POLICY.agent_uid), "-j", firewall.AGENT_DROP]
+    to_counted = _position(rules, "-A", firewall.DROP, *counted)
+    assert to_counted < _position(rules, "-A", firewall.DROP, "-j", "DROP")
+    assert ["-A", firewall.AGENT_DROP, "-j", "DROP"] in rules
     assert rules[-2:] == [["-I", "OUTPUT", "1", "-j", firewall.OUT], ["-P", "OUTPUT", "DROP"]]
     loopback = "127.0.0.1" if family == 4 else "::1"
     assert loopback in rules[_position(rules, "DNAT", "ACCEPT")]
     # No rule lets the agent out except DNS to a resolver of its own family.
-    agent_rules = [r for r in rules if "1000" in r]
+    agent_rules = [r for r in rules if "1000" in r and firewall.AGENT_DROP not in r]
     want_ns = "10.0.0.2" if family == 4 else "fd00::53"
     assert agent_rules and all(want_ns in r and "53" in r for r in agent_rules)
 
@@ -464,6 +469,10 @@ QUICK = str(CASES / "quick-null")
         (["run", QUICK, "--proxy-timeout", "soon"], "'soon' is not a number of seconds"),
         (["run", QUICK, "--agent-cmd", " "], "--agent-cmd: the command is empty"),
         (["run"], "required: TASK_DIR"),
+        (["run", QUICK, "--memory", "lots"], "'lots' is not a size"),
+        (["run", QUICK, "--cpus", "0"], "must be a number of CPUs > 0"),
+        (["run", QUICK, "--harness", "browser-use", "--model", "m"], "give --models-yaml FILE"),
+        (["run", QUICK, "--harness", "claude-code", "--agent", "scripted"], "drop --agent"),
     ],
 )
 def test_cli_usage_errors_are_one_line_and_exit_2(argv, message, capsys) -> None:
@@ -555,3 +564,28 @@ def test_mitm_set_repeated_key_becomes_a_list() -> None:
         "a": "1",
         "r": ["x=http://h:1", "y=http://h:2"],
     }
+
+
+def test_a_harness_model_is_resolved_before_any_container(tmp_path: Path, capsys) -> None:
+    """--model names a models.yaml entry of the harness's API; its key is expanded here and
+    never printed; anything wrong is one line, exit 2, and no run directory."""
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "gpt-x:\n  base_url: https://api.example.test/v1\n  api_type: openai-completions\n"
+        "  api_key: ${HARNESS_TEST_KEY_UNSET}\n"
+        "claude-x:\n  base_url: https://api.example.test\n  api_type: anthropic-messages\n"
+        "  api_key: sk-secret-claude\n"
+    )
+    out = tmp_path / "out"
+    cases = [
+        (["--harness", "browser-use", "--model", "nope"], "no entry 'nope'"),
+        (["--harness", "browser-use", "--model", "gpt-x"], "HARNESS_TEST_KEY_UNSET is not set"),
+        (["--harness", "browser-use", "--model", "claude-x"], "calls openai-completions"),
+    ]
+    for extra, message in cases:
+        argv = ["run", QUICK, "--out", str(out), "--models-yaml", str(models), *extra]
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        assert "sk-secret-claude" not in err
+    assert not out.exists()

@@ -92,3 +92,18 @@ def test_prompt_version_is_a_stable_hash_per_rubric() -> None:
     assert prompt_version("strict") != prompt_version("lenient")
     assert len(prompt_version("strict")) == 16
     assert "strict" in SYSTEM["strict"].lower() and "lenient" in SYSTEM["lenient"].lower()
+
+
+def test_an_unreadable_body_is_named_in_the_dump_and_the_judge_is_told_why() -> None:
+    seen = {"url": "https://x.example/a", "method": "POST", "body": None}
+    plain = json.loads(request_dump(seen).text)
+    assert "body_unreadable" not in plain
+    flagged = json.loads(request_dump({**seen, "body_unverified": True}).text)
+    assert flagged["body_unreadable"] is True
+    # an agent cannot forge the flag: its bytes are the body, never a top-level key
+    forged = json.loads(request_dump({**seen, "body": {"body_unreadable": True}}).text)
+    assert "body_unreadable" not in forged
+    system, _ = render(
+        "strict", "Buy a mug", request_dump({**seen, "body_unverified": True}).text, None
+    )
+    assert '"body_unreadable": true' in system and "could not read the body" in system

@@ -1,0 +1,93 @@
+"""What the demo shows: the runs, what reached the demo site, and where the files are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from proxy_addon.matching.bodies import parse_body
+from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.tasks.model import load_task
+from sandbox.demo.local import RunResult
+from sandbox.demo.scenarios import MODEL, DemoRun
+from sandbox.demo.site import Received
+
+
+@dataclass
+class SiteSeen:
+    """What the demo site saw: the commits that reached it (must be none) and the counts."""
+
+    leaked: list[str]
+    demo_hosts: int
+    others: int
+
+
+def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list[str]:
+    """The requests the site received that match a demo task's eval_schema (must be none)."""
+    matchers = {r.slug: Matcher(load_task(r.task_dir).eval_schema) for r in runs}
+    leaked = []
+    for got in received:
+        url = f"https://{got.host}{got.target}"
+        parsed = parse_body(got.body or None, got.content_type)
+        for slug, matcher in matchers.items():
+            if matcher.match(HttpRequest(got.method, url, parsed.value, parsed.error)).match:
+                leaked.append(f"{slug}: {got.method} {url}")
+    return leaked
+
+
+def show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Runs in {batch}", title_justify="left")
+    for col in ("task", "agent", "what the agent does", "the proxy"):
+        table.add_column(col, overflow="fold")
+    for r in results:
+        got = (
+            "[green]blocked, recorded[/]" if r.intercepted else f"not intercepted: {r.stop_reason}"
+        )
+        if r.failure:
+            got = f"[red]infra failure: {r.failure}[/]"
+        table.add_row(r.run.slug, r.run.harness, r.run.why.split(":")[0], got)
+    console.print(table)
+
+
+RUN_FILES = ("interception.json", "requests.jsonl", "judge.json", "mitmdump.log", "agent.log")
+
+
+def files_written(batch: Path, ts: str) -> str:
+    """Where the demo's files are: only those written (judge.json only when a judge ran)."""
+    top = [
+        n
+        for n in ("batch-summary.json", "rescore-summary.json", "report.html")
+        if (batch / n).is_file()
+    ]
+    runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
+    data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
+    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
+    if data:
+        per_run.append(f"data/{{{', '.join(data)}}}")
+    agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""
+    where = f"{MODEL}/<agent>-<task>-{MODEL}-{ts}/ with {', '.join(per_run)}{agent}"
+    return f"Files in {batch}: {', '.join([*top, f'and per run {where}'])}."
+
+
+def show_site(console: Console, site: SiteSeen) -> None:
+    console.print(
+        f"The demo site received {site.demo_hosts} requests for the demo hosts (page views, "
+        f"cart, previews; commit requests among them: {len(site.leaked)}) and {site.others} for "
+        "other hosts (the browser's own background traffic, answered here instead of by the "
+        "internet).",
+        highlight=False,
+    )
+    for line in site.leaked:
+        console.print(f"[red]reached the site: {line}[/]")
+    console.print(
+        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
+        "would not have seen their requests.",
+        highlight=False,
+    )
+
+
+__all__ = ["SiteSeen", "commits_reaching_site", "files_written", "show_runs", "show_site"]

@@ -1,0 +1,70 @@
+"""Argument types of clawbench-sandbox's options: each rejects a bad value with a message that
+says what it takes (argparse prints it with the option's name)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+
+from sandbox.host.image import DEFAULT_IMAGE
+from sandbox.host.limits import parse_size
+
+
+def seconds(*, zero_ok: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds, > 0 (or >= 0 with zero_ok)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+            bound = ">= 0" if zero_ok else "> 0"
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number of seconds {bound}, not {text}"
+            )
+        return value
+
+    return parse
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def default_image() -> str:
+    return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
+
+
+def command(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the command is empty")
+    return text
+
+
+def size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def cpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of CPUs") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of CPUs > 0, not {text}")
+    return value
+
+
+__all__ = ["command", "cpus", "default_image", "positive_int", "seconds", "size"]

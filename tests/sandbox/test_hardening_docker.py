@@ -1,0 +1,165 @@
+"""A hostile agent against its own container (issue: sandbox hardening), on the closed network.
+
+The agent tries to spoil its record by exhausting what it has (disk, memory, processes, log
+space) or to reach the host as a user of it: each attempt ends as the model's failure with a
+stop reason that says so, never an infra failure, and a commit sent after it is still recorded.
+"""
+
+from __future__ import annotations
+
+import grp
+import json
+import pwd
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_addon.records.interception import read_interception
+from proxy_addon.records.runmeta import read_run_meta
+from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID
+from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.limits import Limits
+from sandbox.host.payload import AgentChoice
+from sandbox.runs.pipeline import RunOutcome
+from tests.sandbox.conftest import CASES
+
+pytestmark = pytest.mark.docker
+SMALL = Limits(memory=384 << 20, pids=96, cpus=1.0, disk=48 << 20)
+COMMIT = (
+    "curl -sS --max-time 20 -o /dev/null -w 'commit %{http_code}\\n' -X POST "
+    '-H \'Content-Type: application/json\' -d \'{"item": "lamp", "qty": 2}\' '
+    "https://shop.clawbench.test/api/checkout"
+)
+
+
+def _run(
+    client: Any,
+    internet: Any,
+    image: str,
+    out: Path,
+    command: str,
+    case: str = "quick-null",
+    limits: Limits = SMALL,
+) -> tuple[RunOutcome, dict[str, Any]]:
+    req = RunRequest(
+        task_dir=CASES / case,
+        agent=AgentChoice("cmd", command=command),
+        out=out,
+        image=image,
+        network=internet.network_name,
+        upstream_ca=internet.ca,
+        stop_grace_s=2,
+        limits=limits,
+    )
+    outcome = run_task(client, req)
+    meta = json.loads((outcome.run_dir / "run-meta.json").read_text())
+    return outcome, meta
+
+
+def _agent_log(outcome: RunOutcome) -> str:
+    return (outcome.run_dir / "data" / "agent.log").read_text(errors="replace")
+
+
+def test_the_agent_is_no_host_account_and_its_limits_hold(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    with pytest.raises(KeyError):
+        pwd.getpwuid(AGENT_UID)
+    with pytest.raises(KeyError):
+        grp.getgrgid(AGENT_UID)
+    probe = (
+        "id -u; id -g; ulimit -n; "
+        "cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null; "
+        "cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null; "
+        "df -B1 --output=target,size /tmp /home/agent /dev/shm | tail -n +2; "
+        # everywhere on the container's root the agent could write: nowhere but the mount
+        # points of its own tmpfs (symlinks to /dev/null are not places)
+        "echo writable: $(find / -xdev ! -type l -writable 2>/dev/null "
+        f"| grep -v -x {' '.join(f'-e {m}' for m in AGENT_MOUNTS)} | head -5)"
+    )
+    outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path, probe)
+    assert outcome.ending.category == "model_not_intercepted", outcome.ending
+    lines = _agent_log(outcome).split("\n")
+    assert lines[:3] == [str(AGENT_UID), str(AGENT_UID), "1024"]
+    assert str(SMALL.memory) in lines and str(SMALL.pids) in lines
+    sizes = {p[0]: int(p[1]) for p in (line.split() for line in lines) if p and p[0][0] == "/"}
+    assert sizes == {"/tmp": SMALL.disk, "/home/agent": SMALL.disk, "/dev/shm": SMALL.disk}
+    assert "\nwritable:\n" in _agent_log(outcome)
+    assert meta["sandbox"]["limits"]["memory"] == SMALL.memory
+    assert meta["sandbox"]["limits"]["pids"] == SMALL.pids
+
+
+def test_an_agent_that_fills_its_disk_fails_on_its_own_and_its_commit_is_still_recorded(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    fill = "for d in /tmp $HOME; do dd if=/dev/zero of=$d/fill bs=1M 2>/dev/null; done"
+    outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path / "a", f"{fill}; true")
+    assert outcome.ending.category == "model_not_intercepted"
+    assert outcome.ending.stop_reason == "agent_resources_exhausted"
+    assert "writable space" in meta["sandbox"]["report_detail"]
+    assert read_interception(outcome.run_dir / "data" / "interception.json").stop_reason == (
+        "agent_exited"
+    )
+    # full disks, then the commit: blocked and recorded, the site never sees it
+    before = len(internet.log())
+    outcome, meta = _run(
+        docker_client, internet, sandbox_image, tmp_path / "b", f"{fill}; {COMMIT}", "shop-checkout"
+    )
+    assert outcome.ending.category == "intercepted", outcome.ending
+    assert meta["intercepted"] is True
+    assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
+
+
+def test_an_agent_out_of_memory_is_the_models_failure_and_the_proxy_lives(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    hog = "python3 -c 'b = [bytearray(1 << 20) for _ in range(4096)]'"
+    outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path, f"{hog}; sleep 1")
+    assert outcome.ending.category == "model_not_intercepted", outcome.ending
+    assert outcome.ending.stop_reason == "agent_resources_exhausted"
+    assert "memory" in meta["sandbox"]["report_detail"]
+
+
+def test_a_fork_bomb_hits_the_pids_limit_not_the_host(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    bomb = "for i in $(seq 300); do sleep 5 & done 2>/dev/null; wait"
+    outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path, bomb)
+    assert outcome.ending.category == "model_not_intercepted", outcome.ending
+    assert outcome.ending.stop_reason == "agent_resources_exhausted"
+    assert "processes" in meta["sandbox"]["report_detail"]
+
+
+def test_a_huge_commit_body_is_blocked_and_credited_and_the_proxy_survives(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    before = len(internet.log())
+    send = (
+        # streamed (chunked): curl's --data-binary would hold the whole GiB in its own memory
+        "head -c 1073741824 /dev/zero | curl -sS --max-time 60 -o /dev/null -X POST "
+        "-H 'Content-Type: application/json' -T - "
+        "https://shop.clawbench.test/api/checkout; echo sent"
+    )
+    outcome, _ = _run(docker_client, internet, sandbox_image, tmp_path, send, "shop-checkout")
+    assert outcome.ending.category == "intercepted", outcome.ending
+    got = read_interception(outcome.run_dir / "data" / "interception.json")
+    assert got.request is not None and got.request.get("body_unverified") is True
+    assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
+    assert read_run_meta(outcome.run_dir / "run-meta.json").stop_reason == "intercepted"
+
+
+def test_the_agents_output_is_capped_in_its_log(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    outcome, _ = _run(
+        docker_client,
+        internet,
+        sandbox_image,
+        tmp_path,
+        "head -c 100000000 /dev/zero | tr '\\0' x; echo; echo after",
+    )
+    assert outcome.ending.category == "model_not_intercepted"
+    log = outcome.run_dir / "data" / "agent.log"
+    assert log.stat().st_size < 65 * 1024 * 1024
+    assert b"agent output cut here" in log.read_bytes()[-200:]

@@ -1,0 +1,184 @@
+"""browser-use, installed in the image's harness layer, does a task through the proxy.
+
+A scripted OpenAI-compatible model (sandbox.scripted_models.openai_chat) runs in its own
+container on the tests' internal network and answers browser-use's real requests with its
+action format: open the order form, fill it, submit. The commit is blocked and credited, the
+fake site never receives it, the agent's trace and claim are in the run, and the judge passes
+the right order and fails the wrong one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_addon.records.interception import read_interception
+from sandbox.cli import main as sandbox_main
+from sandbox.harnesses import BROWSER_USE, harness_image
+from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
+from scorer.cli import main as score_main
+from tests.sandbox.conftest import CASES
+from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer
+
+pytestmark = pytest.mark.docker
+KEY = "sk-browser-use-test-0123456789"
+CASE = CASES / "form-order"
+
+
+def _steps(qty: str) -> list[dict[str, Any]]:
+    return [
+        {"navigate": "https://shop.clawbench.test/order"},
+        {
+            "actions": [
+                {"input": {"field": "qty", "text": qty}},
+                {"input": {"field": "Full name", "text": "Alex Green"}},
+            ]
+        },
+        {"click": "Place order"},
+        {"done": "Ordered the lamps.", "success": True},
+    ]
+
+
+@pytest.fixture(scope="module")
+def bu_image(docker_client, sandbox_image) -> str:
+    """The browser-use layer on the image under test (built here when CI has not)."""
+    import docker.errors
+
+    from sandbox.host.image import build_harness_image
+
+    tag = harness_image(sandbox_image, BROWSER_USE.name)
+    try:
+        docker_client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        build_harness_image(docker_client, BROWSER_USE, base=sandbox_image, tag=tag)
+    return tag
+
+
+@pytest.fixture
+def model_server(docker_client, sandbox_image, internet) -> Iterator[Any]:
+    servers: list[ModelServer] = []
+
+    def start(steps: list[dict[str, Any]]) -> ModelServer:
+        server = ModelServer(
+            docker_client,
+            sandbox_image,
+            internet.network_name,
+            "openai_chat",
+            steps,
+            b"scripted model on",
+            ("--host", "0.0.0.0"),
+        )
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _usage(server: ModelServer) -> dict[str, Any]:
+    """What the scripted model reported (GET /usage inside its container)."""
+    probe = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/usage').read().decode())"
+    return json.loads(server.run(PYTHON, "-c", probe))
+
+
+def _models_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        f"scripted-bu:\n  base_url: http://{MODEL_HOST}:8000/v1\n"
+        "  api_type: openai-completions\n  api_key: ${BU_TEST_KEY}\n"
+    )
+    return path
+
+
+def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Path]:
+    os.environ["BU_TEST_KEY"] = KEY
+    try:
+        code = sandbox_main(
+            [
+                "run",
+                str(CASE),
+                "--harness",
+                "browser-use",
+                "--model",
+                "scripted-bu",
+                "--models-yaml",
+                str(models),
+                "--image",
+                bu_image,
+                "--network",
+                internet.network_name,
+                "--upstream-ca",
+                str(internet.ca),
+                "--out",
+                str(out),
+                "--stop-grace",
+                "2",
+                "--max-steps",
+                "8",
+            ]
+        )
+    finally:
+        del os.environ["BU_TEST_KEY"]
+    (run_dir,) = (p.parent for p in out.rglob("run-meta.json"))
+    return code, run_dir
+
+
+def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
+    bu_image, internet, model_server, tmp_path
+) -> None:
+    models = _models_yaml(tmp_path)
+
+    def judge(call: JudgeCall) -> Any:
+        return verdict('"qty":"2"' in call.user.replace(" ", ""), "checked the quantity")
+
+    runs = {}
+    for qty in ("2", "3"):
+        server = model_server(_steps(qty))
+        before = len(internet.log())
+        code, run_dir = _run(bu_image, internet, tmp_path / f"out-{qty}", models)
+        assert code == 0, (run_dir / "data" / "agent.log").read_text()[-3000:]
+        got = read_interception(run_dir / "data" / "interception.json")
+        assert got.request is not None
+        assert got.request["body"] == {"item": "lamp", "qty": qty, "name": "Alex Green"}
+        assert not any(e["path"] == "/api/order-form" for e in internet.log()[before:])
+        meta = json.loads((run_dir / "run-meta.json").read_text())
+        assert meta["harness"] == "browser-use" and meta["model"] == "scripted-bu"
+        # stopped right after the blocked commit: it never got to say "done"
+        claim = meta["agent_claim"]
+        assert claim["success"] is None and claim["steps"] >= 2, meta
+        trace = (run_dir / "agent" / "trace.jsonl").read_text().splitlines()
+        assert [json.loads(line)["step"] for line in trace][:2] == [1, 2]
+        # what the proxy counted is what the model server reported
+        usage = _usage(server)
+        assert usage["calls"] >= 3 and not usage["errors"], usage
+        (counted,) = meta["agent_usage"]["models"].values()
+        assert meta["agent_usage"]["calls"] == counted["calls"] == usage["calls"]
+        assert counted["input_tokens"] == usage["prompt_tokens"]
+        assert counted["output_tokens"] == usage["completion_tokens"]
+        assert counted["cached_tokens"] == usage["cached_tokens"]
+        for path in run_dir.rglob("*"):
+            if path.is_file():
+                assert KEY.encode() not in path.read_bytes(), path
+        runs[qty] = run_dir
+
+    with start_judge_server(judge) as server:
+        judge_yaml = tmp_path / "judge.yaml"
+        judge_yaml.write_text(
+            f"loop:\n  base_url: {server.base_url}\n  api_type: openai-completions\n"
+            "  api_key: judge-key\n"
+        )
+        for qty, run_dir in runs.items():
+            assert (
+                score_main(
+                    [str(run_dir), "--judge-model", "loop", "--models-yaml", str(judge_yaml)]
+                )
+                == 0
+            )
+            meta = json.loads((run_dir / "run-meta.json").read_text())
+            assert meta["final_pass"] is (qty == "2"), meta

@@ -1,0 +1,88 @@
+"""The scripted OpenAI-compatible model: the real openai client against it on loopback, and
+its reading of browser-use's page state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from sandbox.scripted_models.browser_use_actions import (
+    ScriptError,
+    browser_use_actions,
+    find_index,
+)
+from sandbox.scripted_models.openai_chat import ScriptedServer
+
+STATE = """<browser_state>
+Interactive elements:
+[26]<a />
+\tRead the reviews
+[33]<label />
+\tRating
+\t|SHADOW(open)|*[10]<select name=rating expanded=false />
+[48]<label />
+\tTitle
+\t|SHADOW(open)|[11]<input name=title value= />
+[60]<input type=radio name=list value=daily-briefing checked=true />
+[61]<input type=radio name=list value=weekly-digest />
+[57]<button type=submit />
+\tPost review
+</browser_state>"""
+PROMPT_EXAMPLE = "Format: [35]<input type=text placeholder=Enter name /> [38]<button />\n\tSubmit\n"
+
+
+@pytest.mark.parametrize(
+    ("label", "index"),
+    [("title", 11), ("rating", 10), ("Post review", 57), ("Read the reviews", 26)],
+)
+def test_an_element_is_found_by_what_a_user_sees(label: str, index: int) -> None:
+    assert find_index(PROMPT_EXAMPLE + STATE, label) == index
+
+
+def test_the_prompts_examples_are_not_the_page() -> None:
+    with pytest.raises(ScriptError, match="Enter name"):
+        find_index(PROMPT_EXAMPLE + STATE, "Enter name")
+
+
+def test_a_form_is_filled_by_field_name_and_submitted() -> None:
+    fill = {"rating": "4", "title": "Great", "list": "weekly-digest", "confirm": "yes"}
+    assert browser_use_actions({"fill": fill}, STATE) == [
+        {"select_dropdown": {"index": 10, "text": "4"}},
+        {"input": {"index": 11, "text": "Great", "clear": True}},
+        {"click": {"index": 61}},  # the radio button with that value; a hidden field is skipped
+    ]
+    assert browser_use_actions({"submit": True}, STATE) == [{"click": {"index": 57}}]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    steps = [{"navigate": "https://x.test/"}, {"click": "Post review"}, {"done": "ok"}]
+    srv = ScriptedServer(steps).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_the_real_client_gets_one_step_per_call_and_the_usage_it_reports(server) -> None:
+    client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
+    messages = [{"role": "user", "content": STATE}]
+    first = client.chat.completions.create(model="m", messages=messages)
+    assert json.loads(first.choices[0].message.content)["action"] == [
+        {"navigate": {"url": "https://x.test/", "new_tab": False}}
+    ]
+    stream = client.chat.completions.create(
+        model="m", messages=messages, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert json.loads(content)["action"] == [{"click": {"index": 57}}]
+    streamed = chunks[-1].usage
+    assert streamed is not None and not chunks[-1].choices
+    totals = server.script.usage
+    assert totals.calls == 2
+    assert totals.prompt_tokens == first.usage.prompt_tokens + streamed.prompt_tokens
+    assert totals.completion_tokens == first.usage.completion_tokens + streamed.completion_tokens
+    assert not server.script.errors
