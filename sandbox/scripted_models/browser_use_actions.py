@@ -47,12 +47,17 @@ def find_index(state: str, label: str) -> int:
 
 
 def fill_actions(fields: dict[str, str], state: str) -> list[dict[str, Any]]:
-    """Fill a form by field name: a select gets its option, a radio button its value clicked,
-    anything else the text typed. Fields with no interactive element (hidden) are skipped."""
+    """Fill a form by field name (or id): a select gets its option, a radio button its value
+    clicked, anything else the text typed. Fields with no interactive element (hidden) are
+    skipped."""
     actions: list[dict[str, Any]] = []
     elements = _elements(state)
     for name, value in fields.items():
-        named = [(i, tag) for i, tag, _ in elements if f"name={name} " in tag + " "]
+        named = [
+            (i, tag)
+            for i, tag, _ in elements
+            if f"name={name} " in tag + " " or f"id={name} " in tag + " "
+        ]
         if not named:
             continue
         index, tag = named[0]

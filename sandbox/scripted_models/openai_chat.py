@@ -74,7 +74,9 @@ class Script:
     def reply(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
         """(content, usage) for one chat completion request."""
         messages = body.get("messages") or []
-        state = _text(messages[-1].get("content")) if messages else ""
+        texts = [_text(m.get("content")) for m in messages]
+        # the page is in the newest message that carries one (a nudge may follow it)
+        state = next((t for t in reversed(texts) if "<browser_state>" in t), "")
         self.last_state = state
         with self.lock:
             if self.position >= len(self.steps):

@@ -26,6 +26,7 @@ Interactive elements:
 [48]<label />
 \tTitle
 \t|SHADOW(open)|[11]<input name=title value= />
+|SHADOW(open)|[35]<textarea id=answer required=true />
 [60]<input type=radio name=list value=daily-briefing checked=true />
 [61]<input type=radio name=list value=weekly-digest />
 [57]<button type=submit />
@@ -48,10 +49,11 @@ def test_the_prompts_examples_are_not_the_page() -> None:
 
 
 def test_a_form_is_filled_by_field_name_and_submitted() -> None:
-    fill = {"rating": "4", "title": "Great", "list": "weekly-digest", "confirm": "yes"}
+    fill = {"rating": "4", "title": "Great", "answer": "42", "list": "weekly-digest", "x": "y"}
     assert browser_use_actions({"fill": fill}, STATE) == [
         {"select_dropdown": {"index": 10, "text": "4"}},
         {"input": {"index": 11, "text": "Great", "clear": True}},
+        {"input": {"index": 35, "text": "42", "clear": True}},  # by id: no name shown
         {"click": {"index": 61}},  # the radio button with that value; a hidden field is skipped
     ]
     assert browser_use_actions({"submit": True}, STATE) == [{"click": {"index": 57}}]
@@ -68,7 +70,8 @@ def server() -> Iterator[ScriptedServer]:
 
 def test_the_real_client_gets_one_step_per_call_and_the_usage_it_reports(server) -> None:
     client = openai.OpenAI(base_url=server.url, api_key="k", max_retries=0)
-    messages = [{"role": "user", "content": STATE}]
+    # the page is read from the newest message that has one, a nudge after it or not
+    messages = [{"role": "user", "content": STATE}, {"role": "user", "content": "Hurry up."}]
     first = client.chat.completions.create(model="m", messages=messages)
     assert json.loads(first.choices[0].message.content)["action"] == [
         {"navigate": {"url": "https://x.test/", "new_tab": False}}
