@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,13 +98,18 @@ def models_yaml(path: Path, server: JudgeServer) -> Path:
     return path
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of the command's process: CPU (user + system) shows what the wall
+    time would be on an idle machine, where the wall time shows what this one gave."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def judge_errors(batch: Path) -> int:
@@ -136,9 +142,9 @@ def capped(master: Path, work: Path, runs: int, latency: float, ref: Path | None
             batch = work / label / master.name
             shutil.copytree(master, batch)
             server.reset()
-            wall = timed(command(batch))
+            wall, cpu = timed(command(batch))
             errors, limited = judge_errors(batch), server.statuses[429]
-            out[label] = {"wall": wall, "errors": errors, "calls": server.count, "429": limited}
+            out[label] = {"wall": wall, "cpu": cpu, "errors": errors, "429": limited}
             out[label]["batch"] = str(batch)
             print(f"  capped {label}: {wall:.1f} s, {errors} judge errors", flush=True)
     finally:
@@ -148,9 +154,9 @@ def capped(master: Path, work: Path, runs: int, latency: float, ref: Path | None
 
 def cached(batch: Path, yaml: Path, rounds: int) -> dict:
     """The scored batch again (the judge is gone: a call would fail the run)."""
-    walls = [timed(ours(batch, yaml)) for _ in range(rounds)]
+    times = [timed(ours(batch, yaml)) for _ in range(rounds)]
     assert judge_errors(batch) == 0
-    return {"ours": walls}
+    return {"ours": [w for w, _ in times], "cpu": [c for _, c in times]}
 
 
 def report(r: dict[str, Any], runs: int, latency: float) -> str:
@@ -160,7 +166,9 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
         f"`.venv/bin/python bench/bench_scorer.py --reference` — {runs} intercepted runs, a "
         f"loopback OpenAI-compatible judge answering in {latency * 1000:.0f} ms "
         "(`sandbox/scripted_models/judge.py`, asyncio), whole-process wall time, all measured "
-        f"in the same run. Machine: {os.cpu_count()} vCPU, Python {platform.python_version()}.",
+        f"in the same run. Machine: {os.cpu_count()} vCPU, Python {platform.python_version()}, "
+        f"shared: load average {r['load'][0]:.1f} at the start, {r['load'][1]:.1f} at the end "
+        "(other sessions' tests); CPU is the scorer process's user + system time.",
         "",
         "| scenario | wall | ratio | errors | target |",
         "|---|---:|---:|---:|---|",
@@ -169,10 +177,11 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
         o, f = c["ours"], c["floor"]
         lines.append(
             f"| judge serving {SLOTS} at a time, 429 + Retry-After: 1 beyond; ours --concurrency "
-            f"32 ({o['429']} 429s) | {o['wall']:.1f} s | {o['wall'] / f:.2f}x the floor "
-            f"({f:.1f} s) | {o['errors']} | ≤ 1.15x floor, 0 errors |"
+            f"32 ({o['429']} 429s; CPU {o['cpu']:.1f} s) | {o['wall']:.1f} s | "
+            f"{o['wall'] / f:.2f}x the floor ({f:.1f} s) | {o['errors']} | "
+            "≤ 1.15x floor, 0 errors |"
         )
-        for label, name in (("reference_4", "4 workers (default)"), ("reference_32", "32")):
+        for label, name in (("reference_4", "4 (its default)"), ("reference_32", "32")):
             if ref := c.get(label):
                 lines.append(
                     f"| the same judge, the reference's clawbench-rescore {REF_VERSION} at "
@@ -180,12 +189,12 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
                     f"{ref['errors']} of {runs} verdicts lost | (for comparison) |"
                 )
     if k := r.get("cached"):
-        walls = k["ours"]
+        walls, cpu = k["ours"], statistics.median(k["cpu"])
         lines.append(
             f"| cached re-run of the scored batch: every run read and re-checked, its verdict "
             f"reused from data/judge.json (median of {len(walls)}, "
-            f"{min(walls):.2f}..{max(walls):.2f}) | {statistics.median(walls):.2f} s | – | 0 | "
-            "< 1 s |"
+            f"{min(walls):.2f}..{max(walls):.2f}; CPU {cpu:.2f} s) | "
+            f"{statistics.median(walls):.2f} s | – | 0 | < 1 s |"
         )
     lines += [
         "",
@@ -230,7 +239,7 @@ def main() -> int:
     packages = ["scorer", "proxy_addon", "sandbox"]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=ROOT, check=True)
     ref = ensure_reference() if args.reference else None
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"load": [os.getloadavg()[0]]}
     with tempfile.TemporaryDirectory(dir=RESULTS, prefix="scorer-") as tmp:
         work = Path(tmp)
         print(f"building a batch of {args.runs} intercepted runs ...", flush=True)
@@ -241,6 +250,7 @@ def main() -> int:
             results["cached"] = cached(scored, work / "capped.yaml", args.rounds)
         if "capped" not in chosen:
             del results["capped"]
+    results["load"].append(os.getloadavg()[0])
     (RESULTS / "scorer.json").write_text(json.dumps(results, indent=2))
     section = report(results, args.runs, args.latency)
     print("\n" + section)

@@ -161,22 +161,17 @@ class ClawbenchInterceptor:
             elif flow.response is None:
                 sent = addressing(flow)
                 placed = self.destinations.place(sent)
-                if isinstance(placed, set):
-                    return self._request_resolved(flow, sent, placed)
+                if isinstance(placed, set):  # names to look up first
+                    return self._request_later(flow, sent)
                 self._request(flow, placed)
         except Exception:
             self._fail_closed(flow)
         return None
 
-    async def _request_resolved(
-        self, flow: http.HTTPFlow, sent: Addressing, hosts: set[str]
-    ) -> None:
+    async def _request_later(self, flow: http.HTTPFlow, sent: Addressing) -> None:
         try:
             assert self.destinations is not None
-            await self.destinations.resolver.resolve(hosts)
-            placed = self.destinations.place(sent)
-            assert isinstance(placed, Placement)  # every host it needs is known now
-            self._request(flow, placed)
+            self._request(flow, await self.destinations.settle(sent))
         except Exception:
             self._fail_closed(flow)
 
@@ -215,11 +210,7 @@ class ClawbenchInterceptor:
 
     async def _unread(self, flow: http.HTTPFlow, sent: Addressing) -> None:
         assert self.matcher is not None and self.destinations is not None
-        place = self.destinations.place(sent)
-        if isinstance(place, set):
-            await self.destinations.resolver.resolve(place)
-            place = self.destinations.place(sent)
-        assert isinstance(place, Placement)
+        place = await self.destinations.settle(sent)
         found = evaluate_unread(self.matcher, flow.request, place.urls)
         if found.result.match and not place.refused:
             self._record(flow, found)

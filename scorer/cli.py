@@ -1,9 +1,12 @@
-"""clawbench-score: re-grade runs offline (Stage 1 re-check, Stage 2 LLM judge, summaries).
+"""clawbench-score: re-grade runs offline (Stage 1 re-check, Stage 2 LLM judges, summaries).
 
-    clawbench-score PATH [--tasks DIR] [--judge-model NAME --models-yaml FILE] [--no-judge] ...
+    clawbench-score PATH [--tasks DIR] [--judge-model NAME ...] [--decide RULE] [--no-judge] ...
+    clawbench-score compare BATCH_A BATCH_B [--tasks DIR] [--json]     (scorer.cli_compare)
+    clawbench-score calibrate GOLD --judge-model NAME [--min-kappa K]   (scorer.cli_calibrate)
 
-PATH is a batch directory, a directory of batches, or one run directory. The work is
-scorer.scoring.score(); this module turns argv into its options and its result into output.
+PATH is a batch directory, a directory of batches, or one run directory (./compare for a
+directory of that name). The work is scorer.scoring.score(); this module turns argv into its
+options and its result into output.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from scorer import cli_calibrate, cli_compare
 from scorer.batch.judging import NoProgress, Progress
+from scorer.batch.scored_run import DECIDE_RULES
 from scorer.display import PlainProgress, ProgressReporter, print_result
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
 from scorer.models_yaml import DEFAULT_JUDGE
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 
+COMMANDS = {"compare": cli_compare.main, "calibrate": cli_calibrate.main}
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -40,27 +46,22 @@ def _seconds(value: str) -> float:
     return n
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="clawbench-score",
-        description="Re-grade ClawBench runs without re-running agents: Stage 1 (the proxy's "
-        "interception, re-checked), Stage 2 (an LLM judge), rescore-summary.json per batch and "
-        "leaderboard rows.",
-    )
-    p.add_argument("path", nargs="?", type=Path, help="a batch, a directory of batches, or a run")
-    p.add_argument("--only-batch", type=Path, help="same as PATH (the scoring document's form)")
-    p.add_argument(
-        "--tasks",
-        type=Path,
-        help="the task corpus the runs came from: sets N, "
-        "missing and extra runs, judge_context and the Stage-1 re-check",
-    )
-    p.add_argument("--n-total", type=_positive, help="N to divide by (a published corpus size)")
+def _judge_arguments(p: argparse.ArgumentParser) -> None:
+    """Which judges, how they decide, how they are called."""
     p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
     p.add_argument(
         "--judge-model",
-        default=DEFAULT_JUDGE,
-        help=f"judge entry name (default {DEFAULT_JUDGE}, built in: DEEPSEEK_API_KEY)",
+        action="append",
+        help=f"judge entry name (default {DEFAULT_JUDGE}, built in: DEEPSEEK_API_KEY); give it "
+        "again for more judges: the first one's verdicts go to data/judge.json, each other's to "
+        "data/judge.<model>.json",
+    )
+    p.add_argument(
+        "--decide",
+        choices=DECIDE_RULES,
+        default="first",
+        help="which judges decide final_pass: the first (default), a majority of all, or all "
+        "of them (unanimous)",
     )
     p.add_argument("--rubric", choices=tuple(RUBRIC_CHOICES), default="strict")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only; no judge key needed")
@@ -71,6 +72,26 @@ def parser() -> argparse.ArgumentParser:
         help="judge calls in flight at most (adapts down on 429); default 16",
     )
     p.add_argument("--timeout", type=_seconds, default=60.0, help="seconds per judge call")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="clawbench-score",
+        description="Re-grade ClawBench runs without re-running agents: Stage 1 (the proxy's "
+        "interception, re-checked), Stage 2 (an LLM judge), rescore-summary.json per batch and "
+        "leaderboard rows. Also: clawbench-score compare A B (two batches task by task), "
+        "clawbench-score calibrate GOLD (a judge against labelled cases).",
+    )
+    p.add_argument("path", nargs="?", type=Path, help="a batch, a directory of batches, or a run")
+    p.add_argument("--only-batch", type=Path, help="same as PATH (the scoring document's form)")
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        help="the task corpus the runs came from: sets N, "
+        "missing and extra runs, judge_context and the Stage-1 re-check",
+    )
+    p.add_argument("--n-total", type=_positive, help="N to divide by (a published corpus size)")
+    _judge_arguments(p)
     p.add_argument("--force", action="store_true", help="judge again, ignoring saved verdicts")
     p.add_argument("--limit", type=int, help="judge at most N runs this time")
     p.add_argument(
@@ -86,7 +107,11 @@ def parser() -> argparse.ArgumentParser:
         help=f"bytes of the request shown to the judge (default {DUMP_LIMIT})",
     )
     p.add_argument("--csv", type=Path, help="merge the leaderboard rows into this CSV file")
-    p.add_argument("--json", action="store_true", help="print each summary as one JSON line")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print each summary as one JSON line (several judges: then a ranking_agreement line)",
+    )
     p.add_argument(
         "--progress",
         action="store_true",
@@ -109,7 +134,8 @@ def options(args: argparse.Namespace) -> ScoreOptions:
         raise UsageError("--limit must be 0 or more")
     return ScoreOptions(
         paths=[path],
-        judges=[] if args.no_judge else [args.judge_model],
+        judges=[] if args.no_judge else (args.judge_model or [DEFAULT_JUDGE]),
+        decide=args.decide,
         models_yaml=args.models_yaml,
         tasks=args.tasks,
         n_total=args.n_total,
@@ -157,6 +183,9 @@ def _output(args: argparse.Namespace, result: ScoreResult) -> None:
     if args.json:
         for b in result.batches:
             sys.stdout.write(json.dumps(b.summary.to_json(), ensure_ascii=False) + "\n")
+        if result.ranking is not None:  # several judges: one more line, under its own key
+            ranking = result.ranking.model_dump(mode="json")
+            sys.stdout.write(json.dumps({"ranking_agreement": ranking}) + "\n")
         for err in result.write_errors:  # stdout holds JSON only
             print(f"clawbench-score: write failed: {err}", file=sys.stderr)
         return
@@ -166,7 +195,11 @@ def _output(args: argparse.Namespace, result: ScoreResult) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run clawbench-score; 0 on success, 1 if a write failed, 2 on bad input, 130 interrupted."""
+    """Run clawbench-score (or its compare and calibrate commands): 0 on success, 1 if a write
+    failed, 2 on bad input, 130 interrupted."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return COMMANDS[argv[0]](argv[1:])
     args = parser().parse_args(argv)
     try:
         with _sigterm_interrupts():

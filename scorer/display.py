@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
 
@@ -109,6 +110,11 @@ def _pct(rate: float | None) -> str:
     return "-" if rate is None else f"{100 * rate:.1f}%"
 
 
+def _ci(interval: list[float] | None) -> str:
+    """A 95% interval in percent, or - when there is none."""
+    return "-" if not interval else f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}%"
+
+
 _METRICS = (
     ("N", "n_total"),
     ("intercepted (Stage 1)", "n_intercepted"),
@@ -137,7 +143,12 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
     for label, key in _METRICS:
         table.add_row(label, *(str(c.get(key, 0)) for _, c in columns))
     table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
+    table.add_row("  95% CI", *(_ci(c.get("pass_rate_stage1_only_ci")) for _, c in columns))
     table.add_row("pass rate", *(_pct(c["pass_rate_with_judge"]) for _, c in columns), style="bold")
+    table.add_row("  95% CI", *(_ci(c.get("pass_rate_with_judge_ci")) for _, c in columns))
+    for judge in summary.get("judges", []) if len(summary.get("judges", [])) > 1 else []:
+        rates = [c.get("judge_pass_rates", {}).get(judge) for _, c in columns]
+        table.add_row(f"  by {judge} alone", *(_pct(r) for r in rates))
     return table
 
 
@@ -159,13 +170,18 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
     return out
 
 
+def _judges(s: dict[str, Any]) -> str:
+    names = s.get("judges") or [s["judge_model"]]
+    return f"judges {', '.join(names)}" if len(names) > 1 else f"judge {names[0]}"
+
+
 def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
     """One batch: the table, the judge line, the runs worth a look."""
     console.print(summary_table(s, title))
     if s.get("judge_model"):
         tokens = s.get("tokens", {})
         console.print(
-            f"judge {s['judge_model']}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
+            f"{_judges(s)}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
             f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
             highlight=False,
         )
@@ -174,6 +190,9 @@ def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
             "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
             highlight=False,
         )
+    if s.get("agreement"):
+        shown = render_agreement(Agreement.model_validate(s["agreement"]))
+        console.print(f"decided by {s.get('decide')}; {shown}", highlight=False, markup=False)
     for line in _problems(s):
         console.print(f"  {line}", highlight=False, markup=False)
 
@@ -182,14 +201,15 @@ def result_line(result: ScoreResult) -> str:
     """What this invocation did: runs, verdicts asked and reused, the judge's statistics."""
     line = f"this run: {result.runs} runs, {result.to_judge} verdicts asked, {result.cached} "
     line += f"cached, {result.reused_priors} reference verdicts reused"
-    if (stats := result.judge) is not None:
+    for judge, stats in result.calls.items():
+        by = f" by {judge}" if len(result.calls) > 1 else ""
         line += (
-            f"; {stats.calls} calls, {stats.throttled} rate-limited (429), {stats.errors} judge "
-            f"errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
+            f"; {stats.calls} calls{by}, {stats.throttled} rate-limited (429), {stats.errors} "
+            f"judge errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
             f"{stats.wall_s:.1f} s"
         )
         if not stats.json_mode:
-            line += "; JSON mode off (the judge refused response_format)"
+            line += f"; JSON mode off (the judge{by} refused response_format)"
     if result.kept_on_error:
         line += f"; {result.kept_on_error} failed re-asks (--force) kept their saved verdict"
     for err in result.write_errors:
@@ -205,6 +225,9 @@ def print_result(result: ScoreResult, console: Console) -> None:
             note = "→ rescore-summary.json" if b.written else "rescore-summary.json unchanged"
             title += f"  ({note})"
         print_summary(b.summary.to_json(), title, console)
+    if result.ranking is not None:
+        shown = render_ranking_agreement(result.ranking)
+        console.print(shown.rstrip("\n"), highlight=False, markup=False)
     console.print(result_line(result), highlight=False)
 
 

@@ -20,17 +20,19 @@ from pathlib import Path
 
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.runpath import identify_from_paths
+from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
 from scorer.batch.corpus import Corpus, CorpusError, load_corpus
 from scorer.batch.discovery import Batch, DiscoveryError, find_batches
-from scorer.batch.judging import CallSettings, Judging, NoProgress, Progress
+from scorer.batch.judging import Judging, NoProgress, Progress
 from scorer.batch.leaderboard import LeaderboardError, check_csv, merge_csv
-from scorer.batch.rescore_summary import Summary
+from scorer.batch.rescore_summary import SUMMARY_FILE, Summary
 from scorer.batch.rundir import RunRecord, load_data, load_meta
 from scorer.batch.runplan import JudgeSpec, Plan, plan_run, run_key
+from scorer.batch.scored_run import DECIDE_RULES, Decide
 from scorer.batch.writer import Writer, write_if_changed
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
-from scorer.judge.scheduler import CallStats, JudgeFatal
+from scorer.judge.scheduler import CallSettings, CallStats, JudgeFatal
 from scorer.models_yaml import ConfigError, JudgeConfig, resolve_judge
 
 SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
@@ -47,7 +49,8 @@ class ScoreOptions:
     """
 
     paths: Sequence[Path]
-    judges: Sequence[JudgeConfig | str] = ()  # the first decides final_pass
+    judges: Sequence[JudgeConfig | str] = ()  # the first one's verdicts go to data/judge.json
+    decide: Decide = "first"  # which judges decide final_pass: first | majority | unanimous
     models_yaml: Path | None = None
     env: Mapping[str, str] | None = None  # for ${ENV} and keys (default os.environ)
     tasks: Path | None = None
@@ -75,6 +78,7 @@ class RunScore:
     judge_match: bool | None
     final_pass: bool
     result_category: str
+    verdicts: dict[str, bool | None] = field(default_factory=dict)  # per judge (deciding rubric)
 
 
 @dataclass
@@ -91,7 +95,8 @@ class BatchScore:
 @dataclass
 class ScoreResult:
     batches: list[BatchScore] = field(default_factory=list)
-    judge: CallStats | None = None  # None when no call was made
+    calls: dict[str, CallStats] = field(default_factory=dict)  # per judge that was called
+    ranking: RankingAgreement | None = None  # models ranked per judge: several judges and models
     runs: int = 0
     to_judge: int = 0
     cached: int = 0
@@ -115,9 +120,15 @@ def _judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
         return None
     if opts.rubric not in RUBRIC_CHOICES:
         raise ValueError(f"rubric {opts.rubric!r}: use one of {', '.join(RUBRIC_CHOICES)}")
+    if opts.decide not in DECIDE_RULES:
+        raise ValueError(f"decide {opts.decide!r}: use one of {', '.join(DECIDE_RULES)}")
+    names = [j.name for j in judges]
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise ConfigError(f"judge {', '.join(twice)} given twice: name each judge once")
     rubrics = RUBRIC_CHOICES[opts.rubric]
     versions = {r: prompt_version(r) for r in rubrics}
-    return JudgeSpec(judges[0], rubrics, versions, opts.force, opts.dump_limit)
+    return JudgeSpec(tuple(judges), rubrics, versions, opts.force, opts.dump_limit, opts.decide)
 
 
 def _find(paths: Sequence[Path]) -> list[Batch]:
@@ -161,13 +172,15 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
         result.runs = len(chosen)
         to_judge = judging.select(chosen, opts.limit)
         calls = CallSettings(opts.concurrency, opts.timeout, opts.backoff, opts.rate_deadline)
-        result.judge = judging.judge(to_judge, calls)
+        result.calls = judging.judge(to_judge, calls)
     finally:
         result.write_errors = writer.errors
         for name in ("to_judge", "cached", "reused_priors", "pending_left", "kept_on_error"):
             setattr(result, name, getattr(judging.tally, name))
     for batch, recs, plans in planned:
         result.batches.append(_batch_score(batch, recs, plans, opts, spec, corpus))
+    if spec is not None and len(spec.configs) > 1:
+        result.ranking = _ranking(result)
     if opts.csv is not None:
         merge_csv(opts.csv, _leaderboard_rows(result))
     return result
@@ -186,16 +199,32 @@ def _batch_score(
     )
     written = False
     if not batch.single_run:
-        written = write_if_changed(batch.path / "rescore-summary.json", summary.to_json())
+        written = write_if_changed(batch.path / SUMMARY_FILE, summary.to_json())
     runs = [_run_score(p) for p in plans]
     return BatchScore(batch.path, batch.single_run, summary, written, runs)
 
 
 def _run_score(plan: Plan) -> RunScore:
     o = plan.scored
-    primary = o.primary
-    match = primary.match if primary is not None else None
-    return RunScore(o.run_dir, o.test_case, o.credited, match, o.final_pass, o.result_category)
+    match = o.decision()[1]
+    verdicts = o.deciding_verdicts()
+    return RunScore(
+        o.run_dir, o.test_case, o.credited, match, o.final_pass, o.result_category, verdicts
+    )
+
+
+def _ranking(result: ScoreResult) -> RankingAgreement | None:
+    """Models ranked by each judge's pass rate, over every batch; None with fewer than two."""
+    entries = [e for b in result.batches for e in b.summary.entries if e.leaderboard is not None]
+    models = [e.model for e in entries]
+    rates: dict[str, dict[str, float]] = {}
+    for e in entries:
+        label = e.model if models.count(e.model) == 1 else f"{e.model} ({e.harness})"
+        for judge, rate in e.judge_pass_rates.items():
+            rates.setdefault(judge, {})[label] = rate
+    if len(entries) < 2:
+        return None
+    return ranking_agreement(rates)
 
 
 def _leaderboard_rows(result: ScoreResult) -> list[dict[str, str]]:
@@ -242,7 +271,9 @@ def _options(
         judged=spec is not None,
         rubrics=spec.rubrics if spec else (),
         rubric=opts.rubric if spec else None,
-        judge_model=spec.config.name if spec else None,
+        judge_model=spec.configs[0].name if spec else None,
+        judges=spec.names if spec else (),
+        decide=spec.decide if spec else "first",
         prompt_versions=spec.versions if spec else None,
         dataset=_dataset(opts, corpus, recs),
         enforce_recheck=opts.enforce_recheck,

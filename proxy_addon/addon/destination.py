@@ -177,6 +177,15 @@ class Destinations:
         path = url_path(a.path)
         return Placement(tuple(origin + path for origin in origins), refused, route)
 
+    async def settle(self, a: Addressing) -> Placement:
+        """place(), the hosts it needs looked up first."""
+        placed = self.place(a)
+        if isinstance(placed, set):
+            await self.resolver.resolve(placed)
+            placed = self.place(a)
+        assert isinstance(placed, Placement)  # every host it needs is known now
+        return placed
+
     def _unresolved(self, a: Addressing) -> set[str]:
         """Hosts whose addresses the decision needs and the resolver does not know yet."""
         if any(self.route_for(n.host) for n in a.names):

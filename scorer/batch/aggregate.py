@@ -15,9 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from scorer.agreement import agreement
 from scorer.batch.rescore_summary import Counts, Entry, LeaderboardRow, Summary, TaskRow
 from scorer.batch.scored_run import RunKey, ScoredRun
+from scorer.stats import wilson_interval
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class SummaryOptions:
     rubrics: tuple[str, ...] = ("strict",)
     rubric: str | None = "strict"
     judge_model: str | None = None
+    judges: tuple[str, ...] = ()
+    decide: str = "first"
     prompt_versions: dict[str, str] | None = None
     dataset: str | None = None
     enforce_recheck: bool = False
@@ -93,7 +98,14 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     c.n_recheck_failed += rechecked["fail"]
     c.n_recheck_skipped += rechecked["skipped"]
     c.pass_rate_stage1_only = _rate(c.n_intercepted, c.n_total)
+    c.pass_rate_stage1_only_ci = _interval(c.n_intercepted, c.n_total)
     c.pass_rate_with_judge = _rate(c.n_passed, c.n_total) if judged else None
+    c.pass_rate_with_judge_ci = _interval(c.n_passed, c.n_total) if judged else None
+
+
+def _interval(n: int, total: int) -> list[float] | None:
+    """The Wilson 95% interval of n/total, rounded to 6 places; None when there is no N."""
+    return [round(x, 6) for x in wilson_interval(n, total)] if total else None
 
 
 def _relative(run_dir: Path, batch_dir: Path) -> str:
@@ -120,12 +132,15 @@ def _row(o: ScoredRun, status: str, batch_dir: Path) -> TaskRow:
         infra_reason=o.stage.infra,
         notes=list(o.notes),
     )
-    for rubric, v in o.verdicts.items():
+    for rubric, v in o.first.items():
         setattr(row, f"match_{rubric}", v.match)
         setattr(row, f"reason_{rubric}", v.reason)
     if (p := o.primary) is not None:
         row.verdict_source = p.source
         row.judge_error = p.error
+    if o.judges:
+        given = o.deciding_verdicts()
+        row.verdicts = {j: given[j] for j in o.judges if j in given}
     return row
 
 
@@ -175,15 +190,6 @@ def _entry(
     _count(counted, counts, opts.judged)
     passed = counts.n_passed if opts.judged else counts.n_intercepted
     dataset = opts.dataset or "unknown"
-    row = LeaderboardRow(
-        model=model,
-        harness=harness,
-        dataset=dataset,
-        passed=passed,
-        total=n_total,
-        pass_rate=f"{100 * passed / n_total:.2f}" if n_total else "0.00",
-        wall_hours=f"{elapsed / 3600:.2f}",
-    )
     entry = Entry(
         **counts.model_dump(),
         model=model,
@@ -191,10 +197,49 @@ def _entry(
         dataset=dataset,
         wall_hours=round(elapsed / 3600, 4),
         missing=missing,
-        leaderboard=row if identified else None,
+        leaderboard=_leaderboard_row(key, dataset, passed, n_total, elapsed)
+        if identified
+        else None,
+        judge_pass_rates=_judge_rates(counted, opts.judges, n_total),
     )
     rows += [TaskRow(test_case=s, status="missing", model=model, harness=harness) for s in missing]
     return _EntryScore(entry, counted, rows)
+
+
+def _leaderboard_row(
+    key: tuple[str, str], dataset: str, passed: int, n_total: int, elapsed_s: float
+) -> LeaderboardRow:
+    low, high = wilson_interval(passed, n_total) if n_total else (0.0, 0.0)
+    return LeaderboardRow(
+        model=key[0],
+        harness=key[1],
+        dataset=dataset,
+        passed=passed,
+        total=n_total,
+        pass_rate=f"{100 * passed / n_total:.2f}" if n_total else "0.00",
+        wall_hours=f"{elapsed_s / 3600:.2f}",
+        pass_rate_ci_low=f"{100 * low:.2f}",
+        pass_rate_ci_high=f"{100 * high:.2f}",
+    )
+
+
+def _judge_rates(counted: list[ScoredRun], judges: Sequence[str], n: int) -> dict[str, float]:
+    """Per judge, the pass rate its verdicts alone would give (credited runs it matched / N);
+    empty with fewer than two judges."""
+    if len(judges) < 2:
+        return {}
+    credited = [o.deciding_verdicts() for o in counted if o.credited]
+    return {j: _rate(sum(v.get(j) is True for v in credited), n) for j in judges}
+
+
+def _agreement(counted: list[ScoredRun], judges: Sequence[str], batch_dir: Path) -> dict[str, Any]:
+    """How far the judges agree on the credited runs that count (run ids relative to the batch)."""
+    verdicts = {
+        _relative(o.run_dir, batch_dir): o.deciding_verdicts()
+        for o in counted
+        if o.credited and o.deciding_verdicts()
+    }
+    return agreement(verdicts, judges).model_dump(mode="json")
 
 
 def _header(batch_dir: Path, opts: SummaryOptions) -> Summary:
@@ -202,6 +247,8 @@ def _header(batch_dir: Path, opts: SummaryOptions) -> Summary:
     return Summary(
         batch_dir=str(batch_dir),
         judge_model=opts.judge_model,
+        judges=list(opts.judges) if opts.judged else [],
+        decide=opts.decide if opts.judged else None,
         rubric=opts.rubric,
         rubrics=list(opts.rubrics) if opts.judged else [],
         prompt_version=versions.get(opts.rubrics[0]) if opts.judged else None,
@@ -217,7 +264,7 @@ def _per_rubric(summary: Summary, counted: list[ScoredRun]) -> None:
     """The reference's n_match_<rubric>, n_mismatch_..., n_judge_err_..., reward_pct_... keys."""
     credited = [o for o in counted if o.credited]
     for rubric in summary.rubrics:
-        found = [v.match for o in credited if (v := o.verdicts.get(rubric)) is not None]
+        found = [v.match for o in credited if (v := o.first.get(rubric)) is not None]
         match, mismatch = found.count(True), found.count(False)
         setattr(summary, f"n_match_{rubric}", match)
         setattr(summary, f"n_mismatch_{rubric}", mismatch)
@@ -237,10 +284,13 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     counted = [o for s in scored for o in s.counted]
     _count(counted, summary, opts.judged)
     _per_rubric(summary, counted)
+    if len(opts.judges) > 1:
+        summary.agreement = _agreement(counted, opts.judges, batch_dir)
     for o in runs:  # every verdict cost tokens, counted or not
-        for v in o.verdicts.values():
-            summary.tokens.input_tokens += v.input_tokens
-            summary.tokens.output_tokens += v.output_tokens
+        for by_rubric in o.verdicts.values():
+            for v in by_rubric.values():
+                summary.tokens.input_tokens += v.input_tokens
+                summary.tokens.output_tokens += v.output_tokens
     summary.tasks = [row for s in scored for row in s.rows]
     return summary
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 RUN_META = "run-meta.json"
-TEMP_NAMES = ("judge.json", "judge_llm.json", "run-meta.json", "rescore-summary.json")
-"""Files the scorer writes: a stale temp file of theirs (a killed write) is swept."""
+TEMP_FILE = re.compile(
+    r"\.(judge(?:_llm)?(?:\..+)?\.json|run-meta\.json|rescore-summary\.json)\.(\d+)\.\d+\.tmp"
+)
+"""A temp file of a file the scorer writes (judge files of every judge, run-meta.json,
+rescore-summary.json) and the pid that wrote it: a stale one (a killed write) is swept."""
 
 
 class DiscoveryError(ValueError):
@@ -77,15 +81,12 @@ def sweep_temp_files(directory: Path) -> int:
     except OSError:
         return 0
     for e in entries:
-        name = e.name
-        prefix = next((f".{t}." for t in TEMP_NAMES if name.startswith(f".{t}.")), None)
-        if prefix is None or not name.endswith(".tmp"):
-            continue
-        if name[len(prefix) :].split(".", 1)[0] != pid:
+        found = TEMP_FILE.fullmatch(e.name)
+        if found is not None and found[2] != pid:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(e.path)
                 removed += 1
     return removed
 
 
-__all__ = ["RUN_META", "Batch", "DiscoveryError", "find_batches", "sweep_temp_files"]
+__all__ = ["RUN_META", "TEMP_FILE", "Batch", "DiscoveryError", "find_batches", "sweep_temp_files"]

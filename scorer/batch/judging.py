@@ -16,8 +16,14 @@ from typing import Protocol
 from scorer.batch.runplan import JudgeSpec, Plan, finish
 from scorer.batch.scored_run import RubricVerdict
 from scorer.batch.writer import Files, Writer, judge_record, meta_file, verdict_file
-from scorer.judge.client import JudgeClient
-from scorer.judge.scheduler import CallStats, JudgeResult, Scheduler
+from scorer.judge.scheduler import (
+    CallSettings,
+    CallStats,
+    JudgeFatal,
+    JudgeJob,
+    JudgeResult,
+    run_judge,
+)
 
 
 class Progress(Protocol):
@@ -51,16 +57,6 @@ class Tally:
     kept_on_error: int = 0  # --force calls that failed: the saved verdict stands
 
 
-@dataclass(frozen=True)
-class CallSettings:
-    """How the judge is called: slots, per-call timeout, backoff, the 429 deadline."""
-
-    concurrency: int = 16
-    timeout: float = 60.0
-    backoff: float = 0.5
-    rate_deadline: float = 600.0
-
-
 class Judging:
     """One invocation's judging: settle, judge, record."""
 
@@ -79,7 +75,9 @@ class Judging:
                 chosen.append(plan)
             else:
                 self.settle(plan, counted)
-            verdicts = plan.scored.verdicts.values()
+            verdicts = [
+                v for by_rubric in plan.scored.verdicts.values() for v in by_rubric.values()
+            ]
             self.tally.cached += sum(v.cached for v in verdicts)
             self.tally.reused_priors += sum(v.source.startswith("reference") for v in verdicts)
         return chosen
@@ -88,56 +86,67 @@ class Judging:
         """Finish a run not judged this time: the verdicts on disk stand."""
         if plan.pending and counted:
             self.tally.pending_left += len(plan.pending)  # left by --limit
-        for rubric, pending in plan.pending.items():
+        for (judge, rubric), pending in plan.pending.items():
             if pending.saved is not None:
-                plan.scored.verdicts[rubric] = pending.saved
+                plan.scored.verdicts[judge][rubric] = pending.saved
         plan.pending.clear()  # or a superseded re-run, or a task outside the corpus
         finish(plan.scored)
         self.writer.write(meta_file(plan))
 
-    def judge(self, plans: list[Plan], calls: CallSettings) -> CallStats | None:
-        """Ask the judge for every pending verdict of these plans; JudgeFatal stops them all."""
+    def judge(self, plans: list[Plan], calls: CallSettings) -> dict[str, CallStats]:
+        """Ask the judges for every pending verdict of these plans (each judge its own client and
+        limiter, all at once); JudgeFatal from any stops them all. The call counts per judge."""
         if not plans or self.spec is None:
-            return None
-        jobs = [p.job for plan in plans for p in plan.pending.values()]
+            return {}
         self._plans = {id(plan): plan for plan in plans}
-        self.tally.to_judge += len(jobs)
-        self.progress.queued(len(jobs))
+        jobs: dict[str, list[JudgeJob]] = {}
+        for plan in plans:
+            for pending in plan.pending.values():
+                jobs.setdefault(pending.job.judge, []).append(pending.job)
+        self.tally.to_judge += sum(len(j) for j in jobs.values())
+        self.progress.queued(sum(len(j) for j in jobs.values()))
         return asyncio.run(self._run(jobs, calls))
 
-    async def _run(self, jobs: list, calls: CallSettings) -> CallStats:
+    async def _run(
+        self, jobs: dict[str, list[JudgeJob]], calls: CallSettings
+    ) -> dict[str, CallStats]:
         assert self.spec is not None
-        client = JudgeClient(self.spec.config, calls.timeout)
-        scheduler = Scheduler(
-            client, calls.concurrency, backoff=calls.backoff, rate_deadline=calls.rate_deadline
-        )
+        configs = [c for c in self.spec.configs if c.name in jobs]
         try:
-            return await scheduler.run(jobs, self.record)
+            async with asyncio.TaskGroup() as group:
+                runs = [
+                    group.create_task(run_judge(c, jobs[c.name], self.record, calls))
+                    for c in configs
+                ]
+        except* JudgeFatal as failed:
+            raise failed.exceptions[0] from None
         finally:
             self.progress.done()
-            await client.close()
+        return {c.name: run.result() for c, run in zip(configs, runs, strict=True)}
 
     def record(self, res: JudgeResult) -> None:
         """One verdict arrived: into the scored run and its judge file (run-meta.json last)."""
         plan = self._plans[res.job.key[0]]
-        rubric, v = res.job.rubric, res.verdict
-        pending = plan.pending.pop(rubric)
+        judge, rubric, v = res.job.judge, res.job.rubric, res.verdict
+        pending = plan.pending.pop((judge, rubric))
+        verdicts = plan.scored.verdicts[judge]
         saved = pending.saved
         files: Files = []
         if v.match is None and saved is not None and saved.match is not None:
             # --force and the judge failed: the verdict on disk stands (an error never erases)
-            plan.scored.verdicts[rubric] = saved
-            plan.scored.notes.append(f"{rubric}: judge error ({v.error}); the saved verdict stands")
+            verdicts[rubric] = saved
+            note = f"{judge} {rubric}: judge error ({v.error}); the saved verdict stands"
+            plan.scored.notes.append(note)
             self.tally.kept_on_error += 1
         else:
             assert self.spec is not None
             record = judge_record(self.spec, plan, pending, res)
-            plan.scored.verdicts[rubric] = RubricVerdict(
+            verdicts[rubric] = RubricVerdict(
                 v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
             )
             if v.match is None:
                 self.tally.pending_left += 1  # a re-run asks again
-            files = verdict_file(record, plan)
+            files = verdict_file(record, pending)
         if not plan.pending:
             finish(plan.scored)
             files += meta_file(plan)
@@ -145,4 +154,4 @@ class Judging:
         self.progress.judged(res)
 
 
-__all__ = ["CallSettings", "Judging", "NoProgress", "Progress", "Tally"]
+__all__ = ["Judging", "NoProgress", "Progress", "Tally"]

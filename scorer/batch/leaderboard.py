@@ -1,7 +1,10 @@
-"""The leaderboard CSV: model,harness,dataset,passed,total,pass_rate,wall_hours.
+"""The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
+then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent).
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
-one, others are kept, and the file is rewritten atomically.
+one, others are kept, and the file is rewritten atomically with every column. A file with the
+reference's seven columns is read as well (its rows get empty interval columns), so a reader
+that takes columns by name keeps working.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-LEADERBOARD_COLUMNS = ("model", "harness", "dataset", "passed", "total", "pass_rate", "wall_hours")
+REFERENCE_COLUMNS = ("model", "harness", "dataset", "passed", "total", "pass_rate", "wall_hours")
+LEADERBOARD_COLUMNS = (*REFERENCE_COLUMNS, "pass_rate_ci_low", "pass_rate_ci_high")
 
 
 class LeaderboardError(ValueError):
@@ -44,12 +48,13 @@ def _read(path: Path) -> list[dict[str, str]]:
     try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            if list(reader.fieldnames or []) != list(LEADERBOARD_COLUMNS):
+            columns = tuple(reader.fieldnames or ())
+            if columns not in (LEADERBOARD_COLUMNS, REFERENCE_COLUMNS):
                 raise LeaderboardError(
-                    f"{path}: columns {reader.fieldnames} are not "
+                    f"{path}: columns {list(columns)} are not "
                     f"{','.join(LEADERBOARD_COLUMNS)}; give another --csv file"
                 )
-            return [dict(r) for r in reader]
+            return [{k: r.get(k) or "" for k in LEADERBOARD_COLUMNS} for r in reader]
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise LeaderboardError(f"{path}: cannot read: {e}") from e
 
@@ -67,7 +72,7 @@ def merge_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
     new: dict[tuple[str, str, str], dict[str, str]] = {}
     for row in rows:
-        r = {k: str(row[k]) for k in LEADERBOARD_COLUMNS}
+        r = {k: str(row.get(k, "")) for k in LEADERBOARD_COLUMNS}
         new[_key(r)] = r
     merged = [r for r in existing if _key(r) not in new] + list(new.values())
     try:
@@ -76,4 +81,11 @@ def merge_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
         raise LeaderboardError(f"{path}: cannot write: {e.strerror or e}") from e
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "LeaderboardError", "check_csv", "merge_csv", "render_csv"]
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "REFERENCE_COLUMNS",
+    "LeaderboardError",
+    "check_csv",
+    "merge_csv",
+    "render_csv",
+]

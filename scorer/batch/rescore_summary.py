@@ -7,11 +7,17 @@ time, so a resumed run writes the same summary.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")
+
+
+class SummaryError(ValueError):
+    """A batch's rescore-summary.json cannot be read; the message names it and the fix."""
 
 
 class Tokens(BaseModel):
@@ -22,7 +28,8 @@ class Tokens(BaseModel):
 
 
 class LeaderboardRow(BaseModel):
-    """model,harness,dataset,passed,total,pass_rate,wall_hours (pass_rate in percent)."""
+    """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
+    rate's Wilson 95% interval (all rates in percent, 2 decimals; "" in rows written before)."""
 
     model_config = _FORBID
 
@@ -33,6 +40,8 @@ class LeaderboardRow(BaseModel):
     total: int
     pass_rate: str
     wall_hours: str
+    pass_rate_ci_low: str = ""
+    pass_rate_ci_high: str = ""
 
 
 class Counts(BaseModel):
@@ -55,6 +64,8 @@ class Counts(BaseModel):
     n_recheck_skipped: int = 0
     pass_rate_stage1_only: float = 0.0
     pass_rate_with_judge: float | None = None
+    pass_rate_stage1_only_ci: list[float] | None = None  # Wilson 95%: [low, high] fractions
+    pass_rate_with_judge_ci: list[float] | None = None
 
 
 class Entry(Counts):
@@ -66,6 +77,7 @@ class Entry(Counts):
     wall_hours: float
     missing: list[str] = Field(default_factory=list)
     leaderboard: LeaderboardRow | None  # None: nobody to credit (runs no file or path names)
+    judge_pass_rates: dict[str, float] = Field(default_factory=dict)  # per judge, several judges
 
 
 class TaskRow(BaseModel):
@@ -88,6 +100,7 @@ class TaskRow(BaseModel):
     reason_lenient: str | None = None
     verdict_source: str | None = None
     judge_error: str | None = None
+    verdicts: dict[str, bool | None] | None = None  # per judge, the deciding rubric's verdict
     recheck: dict[str, Any] | None = None
     reference_category: str | None = None
     infra_reason: str | None = None
@@ -106,7 +119,10 @@ class Summary(Counts):
     n_mismatch_lenient: int | None = None
     n_judge_err_lenient: int | None = None
     reward_pct_lenient: float | None = None
-    judge_model: str | None = None
+    judge_model: str | None = None  # the first judge: its verdicts are in data/judge.json
+    judges: list[str] = Field(default_factory=list)
+    decide: str | None = None  # first | majority | unanimous: which judges decide final_pass
+    agreement: dict[str, Any] | None = None  # scorer.agreement.Agreement, several judges
     rubric: str | None = None
     rubrics: list[str] = Field(default_factory=list)
     prompt_version: str | None = None
@@ -120,7 +136,8 @@ class Summary(Counts):
     provenance: dict[str, str | None] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The file's content: per-rubric keys only for the rubrics that ran."""
+        """The file's content: per-rubric keys only for the rubrics that ran, judge agreement and
+        per-judge rates only with several judges, per-task verdicts only when judged."""
         skip = {
             f"{k}_{r}"
             for r in ("strict", "lenient")
@@ -133,10 +150,44 @@ class Summary(Counts):
             if r not in self.rubrics
             for k in ("match", "reason")
         }
-        rows = [t.model_dump(exclude=not_run) for t in self.tasks]
-        out = self.model_dump(mode="json", exclude=skip | {"tasks"})
+        if not self.judges:
+            not_run.add("verdicts")
+        several = len(self.judges) > 1
+        if not several:
+            skip.add("agreement")
+        out = self.model_dump(mode="json", exclude=skip)
+        per_judge = set() if several else {"judge_pass_rates"}
+        out["entries"] = [e.model_dump(mode="json", exclude=per_judge) for e in self.entries]
+        rows = [t.model_dump(mode="json", exclude=not_run) for t in self.tasks]
         out["tasks"] = rows
         return out
 
 
-__all__ = ["Counts", "Entry", "LeaderboardRow", "Summary", "TaskRow", "Tokens"]
+def read_summary(batch_dir: Path) -> Summary:
+    """The batch's rescore-summary.json; SummaryError when it is missing or not ours."""
+    path = batch_dir / SUMMARY_FILE
+    try:
+        return Summary.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        why = f"{path}: missing; score the batch first: clawbench-score {batch_dir}"
+        raise SummaryError(why) from None
+    except OSError as e:
+        raise SummaryError(f"{path}: cannot read: {e.strerror or e}") from e
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        where = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        why = f"{first['msg']}; score the batch again: clawbench-score {batch_dir}"
+        raise SummaryError(f"{path}: {where}: {why}") from e
+
+
+__all__ = [
+    "SUMMARY_FILE",
+    "Counts",
+    "Entry",
+    "LeaderboardRow",
+    "Summary",
+    "SummaryError",
+    "TaskRow",
+    "Tokens",
+    "read_summary",
+]

@@ -1,12 +1,14 @@
 """Per-run planning: Stage 1, the re-check, the task behind the run, and what the judge must do.
 
-For each rubric a credited run either reuses a verdict (our judge file with the same cache key
-and a non-null match, or a reference prior) or needs a judge call. Nothing here writes.
+For each judge and rubric a credited run either reuses a verdict (its judge file with the same
+cache key and a non-null match, or, for the first judge, a reference prior) or needs a judge
+call. Nothing here writes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from proxy_addon.tasks.model import Task
@@ -14,6 +16,7 @@ from scorer.batch.corpus import Corpus, CorpusTask
 from scorer.batch.recheck import SKIPPED, recheck
 from scorer.batch.rundir import RunRecord
 from scorer.batch.scored_run import (
+    Decide,
     RubricVerdict,
     RunKey,
     ScoredRun,
@@ -21,7 +24,7 @@ from scorer.batch.scored_run import (
     result_category,
     stage1,
 )
-from scorer.judge.cache import cache_key, our_judge_path, read_prior, read_record
+from scorer.judge.cache import cache_key, judge_file, read_prior, read_record
 from scorer.judge.prompts import request_dump
 from scorer.judge.scheduler import JudgeJob
 from scorer.models_yaml import JudgeConfig
@@ -29,13 +32,19 @@ from scorer.models_yaml import JudgeConfig
 
 @dataclass
 class JudgeSpec:
-    """The judge settings every plan shares."""
+    """The judge settings every plan shares: judges in order (the first one's files are the
+    reference's judge.json and judge_llm.json), rubrics (the first decides), the decide rule."""
 
-    config: JudgeConfig
+    configs: tuple[JudgeConfig, ...]
     rubrics: tuple[str, ...]
     versions: dict[str, str]
     force: bool = False
     dump_limit: int = 4096
+    decide: Decide = "first"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.configs)
 
 
 @dataclass
@@ -50,6 +59,7 @@ class Pending:
     job: JudgeJob
     cache_key: str
     truncated: bool
+    path: Path  # the judge file it will write
     saved: RubricVerdict | None = None
 
 
@@ -57,7 +67,7 @@ class Pending:
 class Plan:
     rec: RunRecord
     scored: ScoredRun
-    pending: dict[str, Pending] = field(default_factory=dict)
+    pending: dict[tuple[str, str], Pending] = field(default_factory=dict)  # (judge, rubric)
 
 
 def _corpus_task(rec: RunRecord, corpus: Corpus) -> CorpusTask | None:
@@ -129,49 +139,59 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
             out.notes.append("Stage-1 credit withdrawn: the re-check failed (--enforce-recheck)")
     plan = Plan(rec, out)
     if judge is not None:
-        out.deciding = judge.rubrics[0]
-    if judge is None or not out.credited or request is None:
-        return plan
+        out.deciding, out.judges, out.decide = judge.rubrics[0], judge.names, judge.decide
+    if judge is not None and out.credited and request is not None:
+        _plan_calls(plan, judge, request, task)
+    return plan
+
+
+def _plan_calls(plan: Plan, judge: JudgeSpec, request: dict[str, Any], task: Task | None) -> None:
+    """Per judge and rubric: the saved verdict when it stands, else a pending call."""
+    rec, out = plan.rec, plan.scored
+    meta = rec.meta
     instruction = (meta.instruction if meta else None) or (task.instruction if task else "") or ""
     context = (
         task.judge_context.model_dump(exclude_none=True) if task and task.judge_context else None
     )
     dump = request_dump(request, judge.dump_limit)
-    for rubric in judge.rubrics:
-        key = cache_key(
-            judge.config, rubric, judge.versions[rubric], instruction, dump.text, context
-        )
-        saved = _saved_verdict(rec, rubric, key, judge.config.name, out)
-        if saved is not None and saved.match is not None and not judge.force:
-            out.verdicts[rubric] = saved
-            continue
-        job = JudgeJob((id(plan), rubric), rubric, instruction, dump.text, context)
-        plan.pending[rubric] = Pending(job, key, dump.truncated, saved)
-    return plan
+    for i, config in enumerate(judge.configs):
+        mine = out.verdicts.setdefault(config.name, {})
+        for rubric in judge.rubrics:
+            version = judge.versions[rubric]
+            key = cache_key(config, rubric, version, instruction, dump.text, context)
+            path = judge_file(rec.dir, rubric, None if i == 0 else config.name)
+            saved = _saved_verdict(rec, rubric, key, path, config.name if i == 0 else None, out)
+            if saved is not None and saved.match is not None and not judge.force:
+                mine[rubric] = saved
+                continue
+            ask = (instruction, dump.text, context)
+            job = JudgeJob((id(plan), config.name, rubric), rubric, *ask, judge=config.name)
+            plan.pending[config.name, rubric] = Pending(job, key, dump.truncated, path, saved)
 
 
 def _saved_verdict(
-    rec: RunRecord, rubric: str, key: str, judge_name: str, out: ScoredRun
+    rec: RunRecord, rubric: str, key: str, path: Path, prior_of: str | None, out: ScoredRun
 ) -> RubricVerdict | None:
-    """The verdict on disk for these inputs: ours with a match, else the reference's, else ours
-    with an error (null match), else None."""
-    record, why = read_record(our_judge_path(rec.dir, rubric))
+    """The verdict on disk for these inputs: ours with a match, else the reference's (prior_of:
+    the judge whose priors count, the first), else ours with an error (null match), else None."""
+    record, why = read_record(path)
     if why:
         out.notes.append(why)
     ours = None
     if record is not None and record.cache_key == key:
+        usage = record.usage
         ours = RubricVerdict(
             record.match,
             record.reason,
             "judge",
             record.error,
-            record.usage.input_tokens,
-            record.usage.output_tokens,
+            usage.input_tokens,
+            usage.output_tokens,
             cached=True,
         )
         if record.match is not None:
             return ours
-    prior = read_prior(rec.dir, rubric, rec.meta_raw, judge_name)
+    prior = read_prior(rec.dir, rubric, rec.meta_raw, prior_of) if prior_of else None
     if prior is not None:
         return RubricVerdict(prior.match, prior.reason, prior.source)
     return ours
@@ -179,11 +199,9 @@ def _saved_verdict(
 
 def finish(out: ScoredRun) -> None:
     """Set result_category and final_pass from what the scored run now holds."""
-    primary = out.primary
+    judged, match = out.decision()
     stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
-    out.result_category, out.final_pass = result_category(
-        stage, primary is not None, primary.match if primary else None
-    )
+    out.result_category, out.final_pass = result_category(stage, judged, match)
 
 
 def meta_updates(plan: Plan) -> dict[str, Any] | None:
@@ -192,11 +210,10 @@ def meta_updates(plan: Plan) -> dict[str, Any] | None:
     if raw is None:
         return None
     out = plan.scored
-    primary = out.primary
     updates: dict[str, Any] = {
         "intercepted": out.credited,
         "result_category": out.result_category,
-        "judge_match": primary.match if primary else None,
+        "judge_match": out.decision()[1],
         "final_pass": out.final_pass,
     }
     if "runner_category" not in raw:

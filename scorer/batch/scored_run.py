@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from proxy_addon.records.outcome import (
     Category,
@@ -22,6 +22,10 @@ from proxy_addon.records.outcome import (
 )
 from scorer.batch.recheck import SKIPPED, Recheck
 from scorer.batch.rundir import RunRecord
+
+Decide = Literal["first", "majority", "unanimous"]
+"""Which judges decide final_pass (--decide)."""
+DECIDE_RULES: tuple[str, ...] = ("first", "majority", "unanimous")
 
 
 def runner_category(rec: RunRecord) -> str | None:
@@ -112,7 +116,9 @@ class ScoredRun(RunKey):
     stage: Stage1
     credited: bool  # Stage 1 after --enforce-recheck
     recheck: Recheck = SKIPPED
-    verdicts: dict[str, RubricVerdict] = field(default_factory=dict)
+    judges: tuple[str, ...] = ()  # in order: the first one's verdicts are data/judge.json
+    decide: Decide = "first"
+    verdicts: dict[str, dict[str, RubricVerdict]] = field(default_factory=dict)  # judge, rubric
     result_category: str = "model_not_intercepted"
     final_pass: bool = False
     notes: list[str] = field(default_factory=list)
@@ -120,19 +126,59 @@ class ScoredRun(RunKey):
     deciding: str | None = None  # the rubric that decides final_pass: strict, unless lenient only
 
     @property
+    def first(self) -> dict[str, RubricVerdict]:
+        """The first judge's verdicts by rubric (the reference's judge.json and judge_llm.json)."""
+        return self.verdicts.get(self.judges[0], {}) if self.judges else {}
+
+    @property
     def primary(self) -> RubricVerdict | None:
-        """The verdict that decides final_pass: the deciding rubric's, and only its (a lenient
-        verdict never stands in for a strict one that was not asked this time)."""
-        if self.deciding is not None:
-            return self.verdicts.get(self.deciding)
-        return self.verdicts.get("strict") or self.verdicts.get("lenient")
+        """The first judge's verdict on the deciding rubric (a lenient verdict never stands in
+        for a strict one that was not asked this time)."""
+        return self.first.get(self.deciding) if self.deciding is not None else None
+
+    def deciding_verdicts(self) -> dict[str, bool | None]:
+        """Each judge's verdict on the deciding rubric (judges not asked left out)."""
+        rubric = self.deciding
+        return {j: v[rubric].match for j, v in self.verdicts.items() if rubric in v}
+
+    def decision(self) -> tuple[bool, bool | None]:
+        """(judged, judge_match): judged once every judge the rule needs has a verdict."""
+        needed = self.judges[:1] if self.decide == "first" else self.judges
+        given = self.deciding_verdicts()
+        if not needed or any(j not in given for j in needed):
+            return False, None
+        return True, decide_match(self.decide, [given[j] for j in needed])
+
+
+def decide_match(rule: Decide, verdicts: list[bool | None]) -> bool | None:
+    """final_pass's verdict from several judges' (None: no verdict, a judge error).
+
+    first: the first judge's. majority: more than half of all judges agree, else None (a tie,
+    or too many errors to tell). unanimous: False if any judge says False, True if all say
+    True, else None.
+    """
+    if not verdicts:
+        return None
+    if rule == "first":
+        return verdicts[0]
+    if rule == "majority":
+        half = len(verdicts) / 2
+        if verdicts.count(True) > half:
+            return True
+        return False if verdicts.count(False) > half else None
+    if False in verdicts:
+        return False
+    return True if all(v is True for v in verdicts) else None
 
 
 __all__ = [
+    "DECIDE_RULES",
+    "Decide",
     "RubricVerdict",
     "RunKey",
     "ScoredRun",
     "Stage1",
+    "decide_match",
     "result_category",
     "runner_category",
     "stage1",

@@ -16,7 +16,6 @@ from proxy_addon.records.atomic import dump_json, write_bytes_atomic
 from proxy_addon.records.runmeta import merged_run_meta
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
-from scorer.judge.cache import our_judge_path
 from scorer.judge.scheduler import JudgeResult
 from scorer.judge.verdict import JudgeRecord, Usage
 
@@ -61,19 +60,18 @@ def meta_file(plan: Plan) -> Files:
     return [] if merged is None else [(plan.rec.dir / "run-meta.json", dump_json(merged))]
 
 
-def verdict_file(record: JudgeRecord, plan: Plan) -> Files:
-    return [
-        (our_judge_path(plan.rec.dir, record.rubric), dump_json(record.model_dump(mode="json")))
-    ]
+def verdict_file(record: JudgeRecord, pending: Pending) -> Files:
+    """The judge file of the call pending answered, with this record."""
+    return [(pending.path, dump_json(record.model_dump(mode="json")))]
 
 
 def judge_record(spec: JudgeSpec, plan: Plan, pending: Pending, res: JudgeResult) -> JudgeRecord:
-    """data/judge.json for one verdict just received (pending: the call it answers)."""
+    """A judge file's record for one verdict just received (pending: the call it answers)."""
     rubric = res.job.rubric
     return JudgeRecord(
         match=res.verdict.match,
         reason=res.verdict.reason,
-        judge_model=spec.config.name,
+        judge_model=res.job.judge,
         raw=res.raw,
         error=res.verdict.error,
         rubric=rubric,  # type: ignore[arg-type]

@@ -2,7 +2,8 @@
 
 The key hashes the inputs before rendering (judge model and parameters, rubric, prompt_version,
 instruction, the request dump, judge_context), so the random delimiters of each call do not
-defeat it. Our data/judge.json is reused when its cache_key matches and its match is not null.
+defeat it. Our data/judge.json is reused when its cache_key matches and its match is not null;
+each further judge has its own file and its own key.
 The reference's <run>/judge.json (strict) or judge_llm.json (lenient), or run-meta.json's
 "judge" block, is a prior verdict: reused when its match is a boolean and it names the same judge
 model (or none); it has no key, so what it judged cannot be checked.
@@ -18,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from proxy_addon.records.runmeta import safe_model
 from scorer.judge.verdict import JUDGE_FILES, JudgeRecord, coerce_match
 from scorer.models_yaml import JudgeConfig
 
@@ -47,8 +49,13 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def our_judge_path(run_dir: Path, rubric: str) -> Path:
-    return run_dir / "data" / JUDGE_FILES[rubric]
+def judge_file(run_dir: Path, rubric: str, judge: str | None = None) -> Path:
+    """Our verdict file: data/judge.json (strict) or data/judge_llm.json (lenient) for the first
+    judge, the reference's names; another judge's beside them, data/judge.<safe_model>.json."""
+    name = JUDGE_FILES[rubric]
+    if judge is not None:
+        name = f"{name.removesuffix('.json')}.{safe_model(judge)}.json"
+    return run_dir / "data" / name
 
 
 def read_record(path: Path) -> tuple[JudgeRecord | None, str | None]:
@@ -97,4 +104,4 @@ def read_prior(
     return prior
 
 
-__all__ = ["Prior", "cache_key", "our_judge_path", "read_prior", "read_record"]
+__all__ = ["Prior", "cache_key", "judge_file", "read_prior", "read_record"]

@@ -2,9 +2,11 @@
 
 A cut happens at most once per window (only for a call started after the previous cut), so one
 burst of 429s halves once. After a cut the limit climbs +1 per success back to the last level the
-judge carried, then probes above it gently (+1 per window, TCP's congestion avoidance): a probe
-that draws a 429 parks a call for Retry-After, so probing only while enough work is queued to
-cover that wait keeps the batch from ending on a parked call.
+judge carried, then probes above it gently (+1 per window, TCP's congestion avoidance), and not
+before Retry-After has passed since the last cut (the judge said how long to back off; each
+probe that fails costs a cut). A probe that draws a 429 parks a call for Retry-After, so probing
+only while enough work is queued to cover that wait keeps the batch from ending on a parked
+call.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class AimdLimiter:
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
                 self._release()  # granted just as we were cancelled: give it back
-            else:
+            elif fut in self._waiters:  # else _wake already dropped it, cancelled
                 self._waiters.remove(fut)
             raise
         return time.monotonic()
@@ -71,6 +73,8 @@ class AimdLimiter:
     def _worth_probing(self) -> bool:
         if not self.throttles or not self.latency:
             return True
+        if time.monotonic() - self._last_cut < self.retry_after:
+            return False  # the judge asked for Retry-After seconds: no probe before they pass
         return self.waiting > self.limit * self.retry_after / self.latency
 
     def success(self, latency: float) -> None:

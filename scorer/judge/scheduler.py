@@ -20,6 +20,7 @@ from scorer.judge.client import Completion, JudgeCallError, JudgeClient
 from scorer.judge.limiter import AimdLimiter
 from scorer.judge.prompts import render
 from scorer.judge.verdict import RAW_LIMIT, Verdict, parse_verdict
+from scorer.models_yaml import JudgeConfig
 
 
 class JudgeFatal(RuntimeError):
@@ -28,13 +29,14 @@ class JudgeFatal(RuntimeError):
 
 @dataclass
 class JudgeJob:
-    """One verdict to obtain: the inputs before rendering, and who asked (key)."""
+    """One verdict to obtain: the inputs before rendering, who asks (key), of which judge."""
 
     key: Any
     rubric: str
     instruction: str
     dump: str
     judge_context: dict[str, Any] | None
+    judge: str = ""  # the judge's name (its entry in models.yaml)
 
 
 @dataclass
@@ -61,6 +63,16 @@ class CallStats:
     min_limit: float = 0.0
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """How a judge is called: slots at most, per-call timeout, backoff, the 429 deadline."""
+
+    concurrency: int = 16
+    timeout: float = 60.0
+    backoff: float = 0.5
+    rate_deadline: float = 600.0
 
 
 @dataclass
@@ -201,4 +213,29 @@ class Scheduler:
         return self.stats
 
 
-__all__ = ["CallStats", "JudgeFatal", "JudgeJob", "JudgeResult", "Scheduler"]
+async def run_judge(
+    config: JudgeConfig,
+    jobs: Sequence[JudgeJob],
+    on_result: Callable[[JudgeResult], None],
+    calls: CallSettings,
+) -> CallStats:
+    """Judge every job with one judge entry: its own client and limiter, closed at the end."""
+    client = JudgeClient(config, calls.timeout)
+    scheduler = Scheduler(
+        client, calls.concurrency, backoff=calls.backoff, rate_deadline=calls.rate_deadline
+    )
+    try:
+        return await scheduler.run(jobs, on_result)
+    finally:
+        await client.close()
+
+
+__all__ = [
+    "CallSettings",
+    "CallStats",
+    "JudgeFatal",
+    "JudgeJob",
+    "JudgeResult",
+    "Scheduler",
+    "run_judge",
+]

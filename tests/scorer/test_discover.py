@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from scorer.batch.discovery import DiscoveryError, find_batches
+from scorer.batch.discovery import DiscoveryError, find_batches, sweep_temp_files
 
 
 def _run(path: Path) -> Path:
@@ -56,3 +57,25 @@ def test_nothing_to_score_is_a_clear_error(tmp_path: Path) -> None:
         find_batches(tmp_path)
     with pytest.raises(DiscoveryError, match="no such directory"):
         find_batches(tmp_path / "absent")
+
+
+def test_stale_temp_files_of_our_writes_are_swept_and_nothing_else(tmp_path: Path) -> None:
+    other = str(os.getpid() + 1)
+    stale = [
+        f".judge.json.{other}.0.tmp",
+        f".judge_llm.json.{other}.3.tmp",
+        f".judge.gpt-5.5.json.{other}.1.tmp",  # another judge's file
+        f".judge_llm.openai--gpt-4o.json.{other}.2.tmp",
+        f".run-meta.json.{other}.7.tmp",
+        f".rescore-summary.json.{other}.0.tmp",
+    ]
+    kept = [
+        f".judge.json.{os.getpid()}.0.tmp",  # a write of this process, in progress
+        f".task.json.{other}.0.tmp",  # not a file the scorer writes
+        "judge.json",
+        f".judge.json.{other}.0.tmp.bak",
+    ]
+    for name in stale + kept:
+        (tmp_path / name).write_text("x")
+    assert sweep_temp_files(tmp_path) == len(stale)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)

@@ -102,3 +102,40 @@ def test_a_cancelled_waiter_gives_back_nothing_it_did_not_get() -> None:
         assert time.monotonic() - t0 < 0.1
 
     asyncio.run(go())
+
+
+def test_no_probe_above_the_carried_level_before_retry_after_has_passed() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(16)
+        starts = [await lim.acquire() for _ in range(9)]
+        lim.throttled(starts[0], 0.2)  # the judge carried 8: threshold 8, limit 8
+        assert (lim.limit, lim.threshold) == (8, 8)
+        # plenty of work queued, so probing would be worth it
+        lim._waiters.extend(asyncio.get_running_loop().create_future() for _ in range(100))
+        lim.in_flight = 100  # nobody is woken: only the limit moves
+        for _ in range(8):
+            lim.success(0.05)
+        assert lim.limit == 8  # within Retry-After of the cut: no probe
+        await asyncio.sleep(0.25)
+        for _ in range(8):
+            lim.success(0.05)
+        assert 8 < lim.limit <= 9  # +1 per window once it has passed
+
+    asyncio.run(go())
+
+
+def test_a_waiter_cancelled_before_its_turn_came_leaves_cleanly() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(1)
+        await lim.acquire()
+        first = asyncio.create_task(lim.acquire())
+        second = asyncio.create_task(lim.acquire())
+        await asyncio.sleep(0)
+        first.cancel()  # cancelled while waiting, its handler not run yet
+        lim.success(0.1)  # the freed slot passes over the cancelled waiter to the next
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        await second
+        assert lim.in_flight == 1 and lim.waiting == 0
+
+    asyncio.run(go())

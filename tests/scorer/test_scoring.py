@@ -67,9 +67,9 @@ def test_score_returns_every_run_typed_and_writes_the_summary(
         "model_not_intercepted",
     ]
     assert runs["yes"].run_dir.parent.parent == batch
-    assert result.to_judge == 2 and result.judge is not None and result.judge.calls == 2
+    assert result.to_judge == 2 and result.calls["judge-x"].calls == 2
     again = score(ScoreOptions(paths=[batch], judges=[config]))
-    assert again.cached == 2 and again.judge is None and not again.batches[0].written
+    assert again.cached == 2 and again.calls == {} and not again.batches[0].written
     assert judge.count == 2
 
 

@@ -65,9 +65,12 @@ def run(
         stage=Stage1(intercepted, infra),
         credited=intercepted,
         corpus_slug=slug,
+        judges=("j",),
+        deciding="strict",
     )
     if intercepted and judged:
-        o.verdicts["strict"] = RubricVerdict(match, "r", input_tokens=100, output_tokens=10)
+        verdict = RubricVerdict(match, "r", input_tokens=100, output_tokens=10)
+        o.verdicts["j"] = {"strict": verdict}
     finish(o)
     return o
 
