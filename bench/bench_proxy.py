@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_mitmdump(tmp: Path, name: str, addon: bool, extra: list[str] | None = None):
-    """Plain or addon mitmdump on a fixed port; returns (proc, port, data_dir)."""
+def start_mitmdump(
+    tmp: Path, name: str, addon: bool, upstream_port: int, extra: list[str] | None = None
+):
+    """Plain or addon mitmdump on a fixed port; returns (proc, port, data_dir). The addon may
+    reach the loopback upstream (clawbench_allow_private), and the task's host is routed there
+    (as the tests route theirs): its block happens before any connection either way."""
     port = free_port()
     data = tmp / f"{name}-data"
     args = [
@@ -121,6 +126,10 @@ def start_mitmdump(tmp: Path, name: str, addon: bool, extra: list[str] | None = 
             f"clawbench_task={task}",
             "--set",
             f"clawbench_data={data}",
+            "--set",
+            "clawbench_allow_private=127.0.0.1",
+            "--set",
+            f"clawbench_route=shop.bench.test=http://127.0.0.1:{upstream_port}",
         ]
     args += extra or []
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -141,7 +150,11 @@ def wrk(
     port: int, base: str, close: bool, host: str, seconds: int, conns: int, cpu: int | None = None
 ) -> dict[str, Any]:
     script = RESULTS / "wrk-proxy.lua"
-    script.write_text(WRK_SCRIPT)
+    if not script.exists() or script.read_text() != WRK_SCRIPT:
+        # written once: loads run side by side would race on it (a truncated script in one)
+        tmp = script.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(WRK_SCRIPT)
+        os.replace(tmp, script)
     pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     out = subprocess.run(
         [
@@ -174,8 +187,8 @@ def spread(xs: list[float]) -> str:
 
 def bench_overhead(tmp: Path, rounds: int = 8, seconds: int = 5) -> dict[str, Any]:
     up, up_port = start_upstream(tmp)
-    plain, plain_port, _ = start_mitmdump(tmp, "plain", addon=False)
-    ours, ours_port, data = start_mitmdump(tmp, "addon", addon=True)
+    plain, plain_port, _ = start_mitmdump(tmp, "plain", False, up_port)
+    ours, ours_port, data = start_mitmdump(tmp, "addon", True, up_port)
     host = f"127.0.0.1:{up_port}"
     absolute = f"http://{host}"
     results: dict[str, Any] = {}
@@ -245,8 +258,8 @@ def bench_side_by_side(tmp: Path, rounds: int = 6, seconds: int = 5) -> dict[str
     from concurrent.futures import ThreadPoolExecutor
 
     up, up_port = start_upstream(tmp)
-    plain, plain_port, _ = start_mitmdump(tmp, "plain-sbs", addon=False)
-    ours, ours_port, _ = start_mitmdump(tmp, "addon-sbs", addon=True)
+    plain, plain_port, _ = start_mitmdump(tmp, "plain-sbs", False, up_port)
+    ours, ours_port, _ = start_mitmdump(tmp, "addon-sbs", True, up_port)
     host = f"127.0.0.1:{up_port}"
     results: dict[str, Any] = {}
     try:
@@ -302,7 +315,7 @@ def _request(port: int, raw: bytes) -> float:
 
 def bench_block(tmp: Path, n: int = 300) -> dict[str, Any]:
     up, up_port = start_upstream(tmp)
-    proc, port, data = start_mitmdump(tmp, "block", addon=True)
+    proc, port, data = start_mitmdump(tmp, "block", True, up_port)
     body = b'{"item":"mug","qty":2}'
     match = (
         b"POST http://shop.bench.test/checkout HTTP/1.1\r\nHost: shop.bench.test\r\n"
@@ -420,7 +433,7 @@ def bench_large(tmp: Path, size: int = 200 * 1024 * 1024) -> dict[str, Any]:
             ("addon-block", True, "http://shop.bench.test/checkout", "shop.bench.test"),
         ):
             before = _stats(up_port)
-            proc, port, data = start_mitmdump(tmp, name, addon=addon)
+            proc, port, data = start_mitmdump(tmp, name, addon, up_port)
             secs, ok = _upload(port, url, h, size)
             time.sleep(0.3)
             rss = _peak_rss_mb(proc.pid)
@@ -474,7 +487,7 @@ def bench_matching(n: int = 100_000) -> dict[str, Any]:
         return {}
     tasks = [load_task(p) for p in sorted(Path(corpus).glob("*/*/task.json"))]
     matchers = [Matcher(t.eval_schema) for t in tasks]
-    hosts = sorted({h for m in matchers for h in m._hosts} or {"example.com"})
+    hosts = sorted({h for m in matchers for h in m.hosts} or {"example.com"})
     rng = random.Random(7)
     paths = [
         "/",

@@ -11,9 +11,11 @@ and counted. DIR/.proxy-ready is written once the task is loaded and the proxy l
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +25,35 @@ except ImportError:  # mitmdump puts only this file's directory on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mitmproxy import ctx, exceptions, http, tcp, udp
+from mitmproxy.proxy import server_hooks
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
+from proxy_addon.addon.destination import Destinations, Placement, Resolver
 from proxy_addon.addon.evaluation import Evaluation, evaluate, evaluate_unread
+from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
+from proxy_addon.addon.modelhosts import parse_model_hosts
 from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
+from proxy_addon.addon.names import Addressing, addressing
 from proxy_addon.addon.options import (
     Settings,
+    abort_connection,
     block_response,
     declare_options,
-    keep_lazy,
+    keep_unseen_off,
     read_settings,
     resolve_task,
+    route,
     unparsable_deferred,
 )
-from proxy_addon.addon.requestlog import log_line, safe_reasons
+from proxy_addon.addon.requestlog import log_line, safe_reasons, websocket_line
 from proxy_addon.addon.runfiles import RunFiles, listen_specs
 from proxy_addon.matching.matcher import Matcher
-from proxy_addon.matching.urls import split_authority
 from proxy_addon.records.interception import ProxyReady
 
 logger = logging.getLogger("clawbench")
 
 _DONE = "clawbench_done"
+_URL = "clawbench_url"
 
 
 class ClawbenchInterceptor:
@@ -56,6 +65,8 @@ class ClawbenchInterceptor:
         self.task_file: Path | None = None
         self.task_sha256 = ""
         self.settings = Settings()
+        self.resolver = Resolver()
+        self.destinations: Destinations | None = None
         self._running = False
         self._failures: list[str] = []
 
@@ -84,11 +95,19 @@ class ClawbenchInterceptor:
 
     def configure(self, updated: set[str]) -> None:
         try:
-            keep_lazy(ctx.options, updated, armed=self.matcher is not None)
+            keep_unseen_off(ctx.options, updated, armed=self.matcher is not None)
             settings = read_settings(ctx.options)
             if "clawbench_task" in updated or "clawbench_data" in updated:
                 self._arm(ctx.options.clawbench_task, ctx.options.clawbench_data)
             self.settings = settings
+            if self.matcher is not None:
+                self.destinations = Destinations(
+                    settings.routes,
+                    settings.allow,
+                    self.matcher.hosts,
+                    self.resolver,
+                    model_hosts=parse_model_hosts(getattr(ctx.options, MODEL_HOSTS, [])),
+                )
         except exceptions.OptionsError as e:
             if self._running:
                 raise  # a live change is refused and the armed config stays
@@ -102,17 +121,8 @@ class ClawbenchInterceptor:
             self.files.close()
         self.matcher, self.files, self.task_file = matcher, files, path
         self.task_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-        what = (
-            "log only" if matcher.log_only else f"{task.eval_schema.method} {schema['url_pattern']}"
-        )
+        what = "log only" if matcher.log_only else f"{schema['method']} {schema['url_pattern']}"
         logger.info("clawbench: armed with %s (%s)", path, what)
-        if files.interception is not None:
-            logger.info(
-                "clawbench: %s already credits %s %s; later matches only raise blocked_count",
-                files.data / "interception.json",
-                files.interception.request.method,
-                files.interception.request.url[:200],
-            )
 
     def running(self) -> None:
         self._running = True
@@ -129,6 +139,10 @@ class ClawbenchInterceptor:
                 listen, self.task_file, self.task_sha256, self.matcher.log_only, MITMPROXY_VERSION
             )
         )
+        # mitmproxy's and our modules' ~90k objects live as long as the proxy: out of the
+        # collector's sight, its full collections stop rescanning them (~1% of throughput,
+        # measured side by side: docs/benchmarks.md).
+        gc.freeze()
 
     def done(self) -> None:
         if self.files is not None:
@@ -136,47 +150,103 @@ class ClawbenchInterceptor:
 
     # -- per request ---------------------------------------------------------------------------
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        # Synchronous unless a name must be looked up first: then mitmproxy awaits the rest.
         try:
-            self._request(flow)
+            if self.matcher is None or self.destinations is None or self._failures:
+                flow.kill()  # unarmed or about to exit: nothing passes unseen
+            elif is_model_call(flow):  # the agent's LLM call: never a commit, sent to its host
+                if target := self.destinations.route_for(flow.request.host):
+                    route(flow.request, target)
+            elif flow.response is None:
+                sent = addressing(flow)
+                placed = self.destinations.place(sent)
+                if isinstance(placed, set):  # names to look up first
+                    return self._request_later(flow, sent)
+                self._request(flow, placed)
         except Exception:
-            # mitmproxy logs a hook's exception and forwards the flow: a bug or a full disk
-            # here would let the commit request reach the live site. Fail closed instead.
-            logger.exception("clawbench: request not evaluated, so it is killed")
-            if flow.killable:
-                flow.kill()
+            self._fail_closed(flow)
+        return None
 
-    def _request(self, flow: http.HTTPFlow) -> None:
-        if self.matcher is None or self._failures:
-            flow.kill()  # unarmed or about to exit: nothing passes unseen
+    async def _request_later(self, flow: http.HTTPFlow, sent: Addressing) -> None:
+        try:
+            assert self.destinations is not None
+            self._request(flow, await self.destinations.settle(sent))
+        except Exception:
+            self._fail_closed(flow)
+
+    def _fail_closed(self, flow: http.HTTPFlow) -> None:
+        # mitmproxy logs a hook's exception and forwards the flow: a bug or a full disk
+        # here would let the commit request reach the live site. Fail closed instead.
+        logger.exception("clawbench: request not evaluated, so it is killed")
+        if flow.killable:
+            flow.kill()
+
+    def _request(self, flow: http.HTTPFlow, place: Placement) -> None:
+        assert self.matcher is not None
+        found = evaluate(self.matcher, flow.request, place.urls, self.settings.max_body)
+        if place.refused:
+            flow.kill()
+            logger.warning("clawbench: refused %s: %s", found.seen.url[:200], place.refused)
+            self._log(flow, found, place.refused)
             return
-        if flow.response is not None:
-            return
-        if is_model_call(flow):  # the agent's LLM call (clawbench_model_hosts): never a commit
-            if self.settings.routes:
-                self._route(flow.request)
-            return
-        found = evaluate(self.matcher, flow.request, self.settings.max_body)
-        if self.settings.routes:
-            self._route(flow.request)  # a match too: were the block to fail, the route sees it
+        if place.route:  # a match too: were the block to fail, the route's target sees it
+            route(flow.request, place.route)
         if found.result.match:
             self._block(flow)
             self._record(flow, found)
         self._log(flow, found)
 
-    def error(self, flow: http.HTTPFlow) -> None:
+    def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # The request hook never ran (a body over body_size_limit got a 413); if its head
         # matched, it is the commit request and must be credited, body unverified. (Checked
         # here rather than in a requestheaders hook: one hook less on every request.) Either
         # way it was a request the agent sent, so it gets its line in requests.jsonl.
-        if _DONE in flow.metadata or self.matcher is None or is_model_call(flow):
-            return
+        if _DONE in flow.metadata or is_model_call(flow) or self.destinations is None:
+            return None
         if flow.error is None or "body_size_limit" not in flow.error.msg:
-            return
-        found = evaluate_unread(self.matcher, flow.request)
-        if found.result.match:
+            return None
+        return self._unread(flow, addressing(flow))
+
+    async def _unread(self, flow: http.HTTPFlow, sent: Addressing) -> None:
+        assert self.matcher is not None and self.destinations is not None
+        place = await self.destinations.settle(sent)
+        found = evaluate_unread(self.matcher, flow.request, place.urls)
+        if found.result.match and not place.refused:
             self._record(flow, found)
-        self._log(flow, found)
+        self._log(flow, found, place.refused)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        assert flow.websocket is not None
+        message = flow.websocket.messages[-1]
+        if not message.from_client or self.files is None:
+            return
+        try:
+            mode = flow.client_conn.proxy_mode
+            url = flow.metadata.get(_URL, "")
+            self.files.append(websocket_line(flow, message, url, mode.type_name if mode else None))
+        except Exception:
+            logger.exception("clawbench: WebSocket message not logged, so it is dropped")
+            message.drop()
+            flow.kill()
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        # The request hook refused private destinations already; this holds for every
+        # connection the proxy opens, whatever asked for it.
+        address = data.server.address
+        why = self.destinations.connection_refusal(address) if self.destinations else None
+        if why:
+            data.server.error = f"clawbench: refused: {why}"
+            logger.warning("clawbench: refused a connection: %s", why)
+
+    def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        # A name checked in the request hook may resolve elsewhere a moment later (DNS
+        # rebinding): the address actually connected to is checked before any byte is sent.
+        address, peer = data.server.address, data.server.peername
+        why = self.destinations.connection_refusal(address, peer) if self.destinations else None
+        if why:
+            logger.warning("clawbench: closed a connection to %s: %s", address, why)
+            abort_connection(data)
 
     def tcp_start(self, flow: tcp.TCPFlow) -> None:
         self._refuse_raw(flow)
@@ -204,21 +274,12 @@ class ClawbenchInterceptor:
     def _record(self, flow: http.HTTPFlow, found: Evaluation) -> None:
         assert self.files is not None
         flow.metadata[_DONE] = True
-        self.files.record(found.seen, found.parsed, found.result)
+        self.files.record(found.seen, found.body, found.result)
 
-    def _route(self, req: http.Request) -> None:
-        sent = req.host_header
-        name = (split_authority(sent)[0] if sent else req.host).lower()
-        routes = self.settings.routes
-        target = routes.get(name.rstrip(".")) or routes.get("*")
-        if target is None:
-            return
-        req.scheme, req.host, req.port = target
-        req.host_header = sent  # keep what the client sent; only the upstream changes
-
-    def _log(self, flow: http.HTTPFlow, found: Evaluation) -> None:
+    def _log(self, flow: http.HTTPFlow, found: Evaluation, refused: str | None = None) -> None:
         assert self.files is not None
         flow.metadata[_DONE] = True
+        flow.metadata[_URL] = found.seen.url
         mode = flow.client_conn.proxy_mode
         line = log_line(
             found.seen,
@@ -227,6 +288,7 @@ class ClawbenchInterceptor:
             safe_reasons(found.result, found.url, found.seen.url),
             timestamp=flow.request.timestamp_start,
             mode=mode.type_name if mode else None,
+            refused=refused,
         )
         self.files.append(line)
 

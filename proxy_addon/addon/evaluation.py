@@ -1,31 +1,23 @@
-"""One request through the shared matcher, as the addon sees it: the URLs it is matched under,
-its body parsed within bounds, the verdict, and what the log and the record keep of it.
+"""One request through the shared matcher, as the addon sees it: its body parsed within bounds,
+the verdict under each URL it is matched as, and what the log and the record keep of it.
 
+Every body is decoded and parsed the same way, up to the same bound, before anything is
+matched: what a request costs never tells whether its URL matched (SPEC 3).
 Pure functions of a mitmproxy request and a Matcher; the addon applies the effects.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mitmproxy import http
 
-from proxy_addon.addon.requestlog import (
-    SeenRequest,
-    candidate_urls,
-    log_body,
-    see_request,
-    with_url,
-)
+from proxy_addon.addon.requestlog import SeenRequest, log_body, see_request, with_url
 from proxy_addon.matching.bodies import ParsedBody, parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
 
-__all__ = ["LOG_PARSE_LIMIT", "Evaluation", "evaluate", "evaluate_unread"]
-
-LOG_PARSE_LIMIT = 1024 * 1024
-"""Bodies up to this size (decoded) are parsed for requests.jsonl; larger ones only when the URL
-matches (the body may then be checked against a filter and is recorded when blocked)."""
+__all__ = ["Evaluation", "evaluate", "evaluate_unread"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,83 +28,73 @@ class Evaluation:
     parsed: ParsedBody | None
     result: MatchResult
     url: str
-    """The candidate URL the verdict was reached under (the Host URL unless another matched)."""
+    """The candidate URL the verdict was reached under (the first unless another matched)."""
+    body: Any
+    """The body value the verdict was reached with (a multipart body's other reading, if that
+    is what matched); None when it could not be read."""
     log_body: Any
 
 
-def _urls(req: http.Request) -> tuple[str, ...]:
-    return candidate_urls(req.scheme, req.host_header, req.host, req.port, req.path)
-
-
-def _parse(
-    matcher: Matcher, raw: bytes, seen: SeenRequest, urls: tuple[str, ...], max_body: int
-) -> ParsedBody | None:
-    if not raw:
-        return None
-    if len(raw) <= LOG_PARSE_LIMIT and seen.content_encoding is None:
-        return parse_body(raw, seen.content_type, None, limit=max_body)
-    # Over LOG_PARSE_LIMIT, or compressed (it may be over it once decoded).
-    if any(matcher.url_matches(u) for u in urls):
-        # It may be checked against a filter, and is recorded whole if it is blocked.
-        return parse_body(raw, seen.content_type, seen.content_encoding, limit=max_body)
-    if len(raw) > LOG_PARSE_LIMIT:
-        return None
-    # For the log only: a small compressed body is decoded no further than the limit.
-    return parse_body(raw, seen.content_type, seen.content_encoding, limit=LOG_PARSE_LIMIT)
+def _readings(parsed: ParsedBody | None) -> list[tuple[Any, str | None]]:
+    if parsed is None:
+        return [(None, None)]
+    other = [(value, f"multipart read with boundary={b}") for b, value in parsed.alternatives]
+    return [(parsed.value, None), *other]
 
 
 def _decide(
-    matcher: Matcher, method: str, urls: tuple[str, ...], parsed: ParsedBody | None
-) -> tuple[MatchResult, str]:
-    body, error = (parsed.value, parsed.error) if parsed else (None, None)
-    first = matcher.match(HttpRequest(method, urls[0], body, error), explain=False)
-    for url in urls[1:]:  # the connection's own host, when it differs from Host
-        other = matcher.match(HttpRequest(method, url, body, error), explain=False)
-        if other.match:
-            return other, url
-    return first, urls[0]
+    matcher: Matcher, seen: SeenRequest, urls: tuple[str, ...], parsed: ParsedBody | None
+) -> tuple[MatchResult, str, Any]:
+    error = parsed.error if parsed else None
+    kind = parsed.kind if parsed else None
+    near: MatchResult | None = None
+    for url in urls:  # its names in turn, each with and without its port
+        if not (matcher.url_matches(url) or matcher.url_matches_decoded(url)):
+            continue  # decided on its URL alone
+        for body, note in _readings(parsed):
+            req = HttpRequest(seen.method, url, body, error, seen.headers, kind)
+            result = matcher.match(req, explain=False)
+            if result.match:
+                if note:
+                    notes = "; ".join(n for n in (result.equivalence, note) if n)
+                    result = replace(result, equivalence=notes)
+                return result, url, body
+            near = near or result
+    # no match: the first URL-matching near miss says why, else the first URL's miss
+    result = near or matcher.url_miss(urls[0], explain=False)
+    return result, urls[0], parsed.value if parsed else None
 
 
-def evaluate(matcher: Matcher, req: http.Request, max_body: int) -> Evaluation:
-    """Match one request under each of its URLs, its body parsed within max_body."""
-    urls = _urls(req)
+def evaluate(
+    matcher: Matcher, req: http.Request, urls: tuple[str, ...], max_body: int
+) -> Evaluation:
+    """Match one request under each of its URLs (the first is the one the log records), its
+    body parsed within max_body (decoded) whatever its URL."""
     raw = req.raw_content or b""
     seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, len(raw))
-    parsed = _parse(matcher, raw, seen, urls, max_body)
-    result, url = _decide(matcher, req.method, urls, parsed)
+    parsed = None
+    if raw:
+        parsed = parse_body(raw, seen.content_type, seen.content_encoding, limit=max_body)
+    result, url, body = _decide(matcher, seen, urls, parsed)
     if url != urls[0]:
         seen = with_url(seen, url)
-    body = log_body(parsed, len(raw), seen.content_encoding is not None)
-    return Evaluation(seen=seen, parsed=parsed, result=result, url=url, log_body=body)
+    logged = log_body(parsed, len(raw), seen.content_encoding is not None)
+    return Evaluation(seen=seen, parsed=parsed, result=result, url=url, body=body, log_body=logged)
 
 
-def evaluate_unread(matcher: Matcher, req: http.Request) -> Evaluation:
+def evaluate_unread(matcher: Matcher, req: http.Request, urls: tuple[str, ...]) -> Evaluation:
     """A request whose body mitmproxy never read (over body_size_limit): a match of method, URL
     and params is the commit, its body unverified when a body filter exists."""
     length = req.headers.get("content-length", "")
     size = int(length) if length.isdigit() else 0  # chunked: unknown
-    body = (
+    logged = (
         f"[{size} bytes, over body_size_limit, not read]"
         if size
         else "[over body_size_limit, not read]"
     )
-    urls = _urls(req)
-    for url in urls:
-        head = matcher.match(HttpRequest(req.method, url, None, "not read yet"), explain=False)
-        if head.match:
-            why = ("body: over body_size_limit, never read by the proxy",)
-            needs = matcher.needs_body
-            result = MatchResult(
-                match=True,
-                reasons=why if needs else (),
-                url_matched=True,
-                method_matched=True,
-                body_unverified=needs,
-                same_host=True,
-            )
-            seen = see_request(url, req.method, req.headers.fields, req.http_version, size)
-            return Evaluation(seen=seen, parsed=None, result=result, url=url, log_body=body)
-    unread = HttpRequest(req.method, urls[0], None, "over body_size_limit, not read")
-    result = matcher.match(unread, explain=False)
     seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, size)
-    return Evaluation(seen=seen, parsed=None, result=result, url=urls[0], log_body=body)
+    unread = ParsedBody(None, "unevaluable", size, "over body_size_limit, never read by the proxy")
+    result, url, _ = _decide(matcher, seen, urls, unread)
+    if url != urls[0]:
+        seen = with_url(seen, url)
+    return Evaluation(seen=seen, parsed=None, result=result, url=url, body=None, log_body=logged)

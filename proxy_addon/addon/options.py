@@ -8,14 +8,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mitmproxy import exceptions, http
+from mitmproxy import ctx, exceptions, http, optmanager
+from mitmproxy.proxy import server_hooks
 
-from proxy_addon.matching.bodies import MAX_DECODED
+from proxy_addon.addon.destination import Route
+from proxy_addon.addon.private import AllowList
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.urls import split_authority
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 
 BLOCK_MODES = ("error", "respond")
+MAX_BODY = 8 * 1024 * 1024
+"""clawbench_max_body's default: every body is decoded and parsed up to it, so a request's cost
+never depends on how much of it matched, and a bomb costs the proxy no more than this."""
 DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")
 """mitmproxy options that let traffic reach the upstream unseen by the request hook."""
 
@@ -60,9 +65,10 @@ def declare_options(loader: Any) -> None:
     loader.add_option(
         "clawbench_max_body",
         int,
-        MAX_DECODED,
-        "Largest body (bytes, after Content-Encoding) checked against a body filter; a "
-        "larger body on a matching URL and method is blocked as body_unverified.",
+        MAX_BODY,
+        "Largest body (bytes, after Content-Encoding) the proxy parses, the same for every "
+        "request whatever its URL; a larger one cannot be checked against a body filter, so "
+        "on a matching URL and method it is blocked as body_unverified.",
     )
     loader.add_option(
         "clawbench_route",
@@ -70,7 +76,16 @@ def declare_options(loader: Any) -> None:
         [],
         "Send requests for HOST to another upstream, HOST=http://ADDR:PORT (the demo's "
         "reserved hosts); HOST '*' takes every host without a route of its own, so nothing "
-        "leaves for the real site. Matching still sees the original URL.",
+        "leaves for the real site. Matching still sees the original URL. A route's target "
+        "may be a private address.",
+    )
+    loader.add_option(
+        "clawbench_allow_private",
+        Sequence[str],
+        [],
+        "Private destinations the proxy may connect to: CIDR, CIDR:PORT or [IPV6-CIDR]:PORT "
+        "(e.g. 10.0.0.0/8, 127.0.0.1:7878). Loopback, link-local, cloud metadata and private "
+        "(RFC 1918, ULA, CGNAT) addresses are refused otherwise.",
     )
 
 
@@ -103,8 +118,9 @@ class Settings:
     block_mode: str = "error"
     block_status: int = 403
     block_body: bytes = b""
-    max_body: int = MAX_DECODED
-    routes: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    max_body: int = MAX_BODY
+    routes: dict[str, Route] = field(default_factory=dict)
+    allow: AllowList = field(default_factory=lambda: AllowList(()))
 
 
 def read_settings(opts: Any) -> Settings:
@@ -112,6 +128,7 @@ def read_settings(opts: Any) -> Settings:
     check_options(opts)
     try:
         routes = parse_routes(opts.clawbench_route)
+        allow = AllowList(opts.clawbench_allow_private)
     except ValueError as e:
         raise exceptions.OptionsError(f"clawbench: {e}") from e
     return Settings(
@@ -120,20 +137,44 @@ def read_settings(opts: Any) -> Settings:
         block_body=opts.clawbench_block_body.encode(),
         max_body=opts.clawbench_max_body,
         routes=routes,
+        allow=allow,
     )
 
 
-def keep_lazy(opts: Any, updated: set[str], armed: bool) -> None:
-    """connection_strategy stays lazy (eager connects upstream before a request can be
-    blocked): set back at startup, a live change refused once armed."""
-    if opts.connection_strategy == "lazy":
-        return
-    if armed and "connection_strategy" in updated:
-        raise exceptions.OptionsError(
-            "clawbench: connection_strategy must stay 'lazy' (eager connects upstream "
-            "before a request can be blocked)."
-        )
-    opts.update(connection_strategy="lazy")
+def keep_unseen_off(opts: Any, updated: set[str], armed: bool) -> None:
+    """What would let traffic pass before or beyond the request hook stays off, set back at
+    startup, refused when set later (or on explicitly): connection_strategy eager connects
+    upstream before a request can be blocked; rawtcp relays bytes no hook sees (after a 101
+    that is not a WebSocket, in a tunnel that is not HTTP). mitmproxy has rawtcp on by default."""
+    changes: dict[str, Any] = {}
+    if opts.rawtcp:  # checked first: setting another option runs configure again, in between
+        if opts._options["rawtcp"].value is not optmanager.unset:
+            raise exceptions.OptionsError(
+                "clawbench: rawtcp is on; raw TCP relaying lets traffic pass unseen by the "
+                "interceptor. Unset it (--set rawtcp=false)."
+            )
+        changes["rawtcp"] = False
+    if opts.connection_strategy != "lazy":
+        if armed and "connection_strategy" in updated:
+            raise exceptions.OptionsError(
+                "clawbench: connection_strategy must stay 'lazy' (eager connects upstream "
+                "before a request can be blocked)."
+            )
+        changes["connection_strategy"] = "lazy"
+    if changes:
+        opts.update(**changes)
+
+
+def abort_connection(data: server_hooks.ServerConnectionHookData) -> None:
+    """Close a server connection that is open but has carried nothing yet (mitmproxy offers
+    no hook result for it: its transport is closed, so nothing is ever written to it)."""
+    server = ctx.master.addons.get("proxyserver")
+    handler = server.connections.get(data.client.id) if server else None
+    io = handler.transports.get(data.server) if handler else None
+    if io is None or io.writer is None:
+        raise RuntimeError(f"clawbench: cannot close the connection to {data.server.address}")
+    data.server.error = "clawbench: closed before use"
+    io.writer.close()
 
 
 def resolve_task(task_opt: str, data_opt: str) -> tuple[Path, Task, Matcher]:
@@ -164,6 +205,12 @@ def block_response(status: int, body: bytes, origin: str | None) -> http.Respons
     return http.Response.make(status, body, headers)
 
 
+def route(req: http.Request, target: Route) -> None:
+    """Send a request to its route's target; what the client sent (Host, :authority) stays."""
+    req.data.host, req.data.port = target.host, target.port
+    req.scheme = target.scheme
+
+
 def unparsable_deferred(options: Any) -> list[str]:
     """Drop `--set` values of our options that mitmproxy would fail on; one message for each."""
     problems = []
@@ -183,12 +230,12 @@ def unparsable_deferred(options: Any) -> list[str]:
     return problems
 
 
-def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+def parse_routes(specs: Sequence[str]) -> dict[str, Route]:
     """HOST=http://ADDR:PORT specs → {host: (scheme, addr, port)}; ValueError names a bad one.
 
     HOST `*` is the route of every host that has none of its own.
     """
-    routes: dict[str, tuple[str, str, int]] = {}
+    routes: dict[str, Route] = {}
     for spec in specs:
         host, sep, target = spec.partition("=")
         scheme, sep2, authority = target.partition("://")
@@ -196,20 +243,23 @@ def parse_routes(specs: Sequence[str]) -> dict[str, tuple[str, str, int]]:
         if not sep or not sep2 or scheme not in ("http", "https") or port is None or not addr:
             raise ValueError(f"clawbench_route {spec!r}: use HOST=http://ADDR:PORT")
         # mitmproxy connects to a bare IPv6 address, not its bracketed URL form
-        routes[host.strip().lower().rstrip(".")] = (scheme, addr.strip("[]"), port)
+        routes[host.strip().lower().rstrip(".")] = Route(scheme, addr.strip("[]"), port)
     return routes
 
 
 __all__ = [
     "BLOCK_MODES",
     "DISARMING_OPTIONS",
+    "MAX_BODY",
     "Settings",
+    "abort_connection",
     "block_response",
     "check_options",
     "declare_options",
-    "keep_lazy",
+    "keep_unseen_off",
     "parse_routes",
     "read_settings",
     "resolve_task",
+    "route",
     "unparsable_deferred",
 ]

@@ -8,23 +8,22 @@ RequestLogEntry and the record against Interception.
 from __future__ import annotations
 
 import codecs
-import ipaddress
 import json
+import json.encoder as json_encoder
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proxy_addon.matching.bodies import RAW_TEXT_CAP, ParsedBody, parse_query
+from proxy_addon.matching.bodies import (
+    RAW_TEXT_CAP,
+    ParsedBody,
+    binary_text,
+    parse_body,
+    parse_query,
+)
 from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.matching.urls import (
-    DEFAULT_PORTS,
-    canonical_host,
-    split_authority,
-    url_origin,
-    url_path,
-)
 from proxy_addon.records.atomic import finite_floats
 from proxy_addon.records.interception import InterceptedRequest, Interception
 
@@ -32,36 +31,7 @@ _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
 
 
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
-
-
-def candidate_urls(
-    scheme: str, host_header: str | None, host: str, port: int, target: str
-) -> tuple[str, ...]:
-    """The URLs a request is matched as: by Host/:authority first (SPEC 3), then by the host
-    the proxy connects to when that is a different name, so a forged Host cannot slip past."""
-    path = url_path(target)
-    return tuple(origin + path for origin in _origins(scheme, host_header, host, port))
-
-
-def _origins(scheme: str, host_header: str | None, host: str, port: int) -> tuple[str, ...]:
-    # request_url's rule, inlined: the Host header (split once) when it names a host
-    name, given_port = split_authority(host_header) if host_header else ("", None)
-    if not name:
-        return (url_origin(scheme, host, port),)
-    primary = url_origin(scheme, name, given_port)
-    if not host:
-        return (primary,)
-    same_port = (given_port or DEFAULT_PORTS.get(scheme.lower())) == port
-    if (same_port and canonical_host(name) == canonical_host(host)) or _is_ip(host):
-        return (primary,)
-    other = url_origin(scheme, host, port)
-    return (primary,) if other == primary else (primary, other)
+_WANTED_LENGTHS = frozenset(len(n) for n in ("content-type", "content-encoding", "upgrade"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +92,8 @@ def see_request(
     ]
     content_type = content_encoding = upgrade = None
     for name, value in pairs:
+        if len(name) not in _WANTED_LENGTHS:  # most headers: no lower() needed
+            continue
         lower = name.lower()
         # Repeats are joined with ", " as mitmproxy's Headers.get() does.
         if lower == "content-type":
@@ -136,11 +108,13 @@ def see_request(
         headers = {printable(k): printable(v) for k, v in headers.items()}
     _, sep, query = url.partition("?")
     params = parse_query(query.partition("#")[0]) if sep else {}
+    safe_url = redact_url(url)
     return SeenRequest(
-        url=redact_url(url),
+        url=safe_url,
         method=method,
         headers=headers,
-        query=redact_fields(params),
+        # redact_url returns a URL with no secret query key as itself (they judge keys alike)
+        query=params if safe_url is url else redact_fields(params),
         content_type=content_type,
         content_encoding=content_encoding,
         websocket=upgrade is not None and upgrade.strip().lower() == "websocket",
@@ -196,6 +170,7 @@ def log_line(
     *,
     timestamp: float,
     mode: str | None,
+    refused: str | None = None,
 ) -> bytes:
     """One requests.jsonl line (the RequestLogEntry keys), built without a model per request."""
     entry = {
@@ -209,46 +184,88 @@ def log_line(
         "content_type": printable(seen.content_type) if seen.content_type else None,
         "body_size": seen.body_size,
         "matched": result.match,
-        "blocked": result.match,
+        "blocked": result.match and not refused,
         "near_miss": near_miss,
         "websocket": seen.websocket,
         "mode": mode,
     }
+    if result.equivalence:
+        entry["equivalence"] = result.equivalence
+    if refused:
+        entry["refused"] = refused
     # ASCII output: a lone surrogate (a JSON body's "\\ud83d") is written as its escape.
     try:
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     except ValueError:  # NaN or Infinity in the body: strict JSON has neither
         entry["body"] = finite_floats(body)
-        text = _LINE.encode(entry)
+        text = _encode(entry)
     return (text + "\n").encode("ascii")
 
 
-_LINE = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
+def _line_encoder() -> Any:
+    """json.dumps(separators=(",", ":"), default=str, allow_nan=False) as one prebuilt C
+    encoder: JSONEncoder.encode builds a new one on every call (a fifth of a line's cost, on
+    every request: docs/benchmarks.md). No circular check: a line holds parsed JSON and
+    strings, which cannot refer to themselves."""
+    encoder = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
+    if json_encoder.c_make_encoder is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    make = json_encoder.c_make_encoder(
+        None, str, json_encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+    )
+    return lambda value: "".join(make(value, 0))
+
+
+_encode = _line_encoder()
 """A requests.jsonl line: compact, ASCII, strict (no NaN), anything unknown as its str()."""
 
 
+def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> bytes:
+    """A requests.jsonl line for a client's WebSocket message on the connection url opened:
+    the message parsed as a body is (redacted, capped), its type in websocket_message."""
+    content = message.content
+    if message.is_text:
+        body = log_body(parse_body(content, None, None, limit=len(content)), len(content))
+    else:
+        body = binary_text(content) if content else None
+    entry = {
+        "timestamp": message.timestamp,
+        "url": url,
+        "method": flow.request.method,
+        "headers": {},
+        "body": body,
+        "query_params": {},
+        "http_version": flow.request.http_version,
+        "body_size": len(content),
+        "websocket": True,
+        "mode": mode,
+        "websocket_message": "text" if message.is_text else "binary",
+    }
+    try:
+        text = _encode(entry)
+    except ValueError:  # NaN or Infinity in a JSON message
+        entry["body"] = finite_floats(entry["body"])
+        text = _encode(entry)
+    return (text + "\n").encode("ascii")
+
+
 def interception_record(
-    seen: SeenRequest,
-    parsed: ParsedBody | None,
-    result: MatchResult,
-    schema: dict[str, Any],
+    seen: SeenRequest, body: Any, result: MatchResult, schema: dict[str, Any]
 ) -> Interception:
-    """data/interception.json for the first blocked request."""
-    body = None
-    if parsed and not parsed.error:
-        # NaN/Infinity as the log writes them (pydantic would make them null)
-        body = finite_floats(redact_fields(parsed.value))
+    """data/interception.json for the first blocked request (body: the value it matched with)."""
     return Interception(
         request=InterceptedRequest(
             url=seen.url,
             method=seen.method,
             params=seen.query,
-            body=body,
+            # NaN/Infinity as the log writes them (pydantic would make them null)
+            body=finite_floats(redact_fields(body)),
             headers=seen.headers,
             content_type=printable(seen.content_type) if seen.content_type else None,
             http_version=seen.http_version,
             body_size=seen.body_size,
             body_unverified=result.body_unverified,
+            equivalence=result.equivalence,
         ),
         schema=schema,
         intercepted_at=time.time(),
@@ -258,12 +275,12 @@ def interception_record(
 
 __all__ = [
     "SeenRequest",
-    "candidate_urls",
     "interception_record",
     "log_body",
     "log_line",
     "printable",
     "safe_reasons",
     "see_request",
+    "websocket_line",
     "with_url",
 ]

@@ -12,7 +12,6 @@ from typing import Any
 from mitmproxy import exceptions
 
 from proxy_addon.addon.requestlog import SeenRequest, interception_record
-from proxy_addon.matching.bodies import ParsedBody
 from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import Interception, ProxyReady
@@ -75,6 +74,13 @@ class RunFiles:
         except exceptions.OptionsError:
             self.close()
             raise
+        if self.interception is not None:
+            logger.info(
+                "clawbench: %s already credits %s %s; later matches only raise blocked_count",
+                data / "interception.json",
+                self.interception.request.method,
+                self.interception.request.url[:200],
+            )
 
     def append(self, line: bytes) -> None:
         """One line to requests.jsonl, unbuffered: a line that cannot be written raises."""
@@ -82,10 +88,10 @@ class RunFiles:
             raise OSError(f"clawbench: {self.data / 'requests.jsonl'} is closed")
         os.write(self._log_fd, line)
 
-    def record(self, seen: SeenRequest, parsed: ParsedBody | None, result: MatchResult) -> None:
+    def record(self, seen: SeenRequest, body: Any, result: MatchResult) -> None:
         """A blocked request: the first is credited, later ones raise blocked_count; then stop."""
         if self.interception is None:
-            self.interception = interception_record(seen, parsed, result, self.schema)
+            self.interception = interception_record(seen, body, result, self.schema)
             logger.info("clawbench: blocked and recorded %s %s", seen.method, seen.url[:200])
         else:
             self.interception.blocked_count += 1

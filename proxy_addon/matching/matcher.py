@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_addon.matching.bodies import parse_query
+from proxy_addon.matching.equivalence import (
+    decoded_separators,
+    filter_equivalence,
+    method_equivalence,
+    repeatable,
+)
 from proxy_addon.matching.redact import REDACTED, is_secret_key, redact_fields, redact_url
 from proxy_addon.matching.urls import server_equivalent
 from proxy_addon.tasks.model import EvalSchema
@@ -104,12 +111,16 @@ def _url_host(url: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HttpRequest:
-    """The matcher's view of one request: canonical URL, exact method, parsed body."""
+    """The matcher's view of one request: canonical URL, exact method, parsed body; its headers
+    (for a method override) and the body's kind (a form repeats a field as a list; None: not
+    known, e.g. a recorded body) count only for server equivalence."""
 
     method: str
     url: str
     body: Any = None
     body_error: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body_kind: str | None = None
 
     @property
     def query(self) -> dict[str, Any]:
@@ -125,6 +136,8 @@ class MatchResult:
     method_matched: bool = False
     body_unverified: bool = False
     same_host: bool = False
+    equivalence: str | None = None
+    """How servers route it to the commit although the exact rule misses it (SPEC 3)."""
 
     @property
     def near_miss(self) -> bool:
@@ -135,6 +148,8 @@ class MatchResult:
         out: dict[str, Any] = {"match": self.match, "reasons": list(self.reasons)}
         if self.body_unverified:
             out["body_unverified"] = True
+        if self.equivalence:
+            out["equivalence"] = self.equivalence
         return out
 
 
@@ -159,6 +174,11 @@ class Matcher:
             self._subdomains = tuple("." + h for h in self._hosts)
 
     @property
+    def hosts(self) -> tuple[str, ...]:
+        """The host names the pattern spells out (lower-case), e.g. ('shop.example',)."""
+        return self._hosts
+
+    @property
     def log_only(self) -> bool:
         return self._regex is None
 
@@ -177,6 +197,11 @@ class Matcher:
         routed = server_equivalent(url)
         return routed is not None and regex.search(routed) is not None
 
+    def url_matches_decoded(self, url: str) -> bool:
+        """url_matches once %2F in the path is read as / (a named equivalence in match())."""
+        decoded = decoded_separators(url)
+        return decoded is not None and self.url_matches(decoded)
+
     def _same_host(self, url: str) -> bool:
         if not self._hosts:
             return False
@@ -184,43 +209,88 @@ class Matcher:
         return host in self._hosts or host.endswith(self._subdomains)
 
     def match(self, req: HttpRequest, *, explain: bool = True) -> MatchResult:
-        """Decide one request; every rule that fails is named in reasons.
+        """Decide one request; every rule that fails is named in reasons, and a rule met only
+        as servers read the request is named in equivalence.
 
         explain=False leaves out the reason of a URL mismatch on another host (the proxy's hot
         path: such a request is no near miss, so nothing would show the reason).
         """
         if self._regex is None:
             return MatchResult(False, ("url: log-only task (placeholder or empty url_pattern)",))
+        notes: list[str] = []
         if not self.url_matches(req.url):
-            same_host = self._same_host(req.url)
-            if not (explain or same_host):
-                return _NO_MATCH
-            return MatchResult(
-                False,
-                (f"url: pattern '{self.schema.url_pattern}' not found in '{redact_url(req.url)}'",),
-                same_host=same_host,
-            )
-        reasons: list[str] = []
-        want = self.schema.method
-        method_ok = not want or req.method == want
-        if not method_ok:
-            reasons.append(f"method: expected {want}, got {req.method}")
-        unverified = False
-        if self.schema.body:
-            if req.body_error is not None:
-                unverified = True
-            elif (why := filter_mismatch(self.schema.body, req.body, "body")) is not None:
-                reasons.append(why)
-        if self.schema.params and (why := filter_mismatch(self.schema.params, req.query, "params")):
-            reasons.append(why)
-        matched = not reasons
-        if matched and unverified:
-            reasons.append(f"body: unverified ({req.body_error}); blocked to fail closed")
+            if not self.url_matches_decoded(req.url):
+                return self.url_miss(req.url, explain=explain)
+            notes.append("%2F in the path read as /")
+        query = req.query
+        body = None if req.body_error is not None else req.body
+        repeats = (repeatable(req.body_kind), True)
+        checks = [self._method(req, body, query)]
+        if self.schema.body and req.body_error is None:
+            checks.append(self._fields("body", self.schema.body, body, query, repeats))
+        if self.schema.params:
+            checks.append(self._fields("params", self.schema.params, query, body, repeats[::-1]))
+        notes += [note for note, _ in checks if note]
+        reasons = [why for _, why in checks if why]
+        method_ok = not any(r.startswith("method:") for r in reasons)
+        unverified = req.body_error is not None and self._body_may_decide(req, reasons)
+        if unverified:
+            reasons = [f"body: unverified ({req.body_error}); blocked to fail closed"]
         return MatchResult(
-            matched,
+            not reasons or unverified,
             tuple(reasons),
             url_matched=True,
             method_matched=method_ok,
-            body_unverified=matched and unverified,
+            body_unverified=unverified,
             same_host=True,
+            equivalence="; ".join(notes) or None,
         )
+
+    def url_miss(self, url: str, *, explain: bool = True) -> MatchResult:
+        """The verdict on a request whose URL does not match (the URL alone decides it)."""
+        same_host = self._same_host(url)
+        if not (explain or same_host):
+            return _NO_MATCH
+        return MatchResult(
+            False,
+            (f"url: pattern '{self.schema.url_pattern}' not found in '{redact_url(url)}'",),
+            same_host=same_host,
+        )
+
+    def _method(self, req: HttpRequest, body: Any, query: Any) -> tuple[str | None, str | None]:
+        """(equivalence, None) or (None, why not) when the method is not the commit's."""
+        want = self.schema.method
+        if not want or req.method == want:
+            return None, None
+        note = method_equivalence(req.method, want, req.headers, body, query)
+        return (note, None) if note else (None, f"method: expected {want}, got {req.method}")
+
+    @staticmethod
+    def _fields(
+        where: str, expected: dict[str, Any], fields: Any, other: Any, repeats: tuple[bool, bool]
+    ) -> tuple[str | None, str | None]:
+        """(None, None) if the filter holds, (equivalence, None) as servers read the request,
+        else (None, why not)."""
+        why = filter_mismatch(expected, fields, where)
+        if why is None:
+            return None, None
+        note = filter_equivalence(expected, where, fields, other, repeats)
+        return (note, None) if note else (None, why)
+
+    def _body_may_decide(self, req: HttpRequest, reasons: list[str]) -> bool:
+        """Whether an unreadable body may hold what the rest misses: the body filter, params
+        moved into it, a POST's _method field. Then the request fails closed."""
+        for why in reasons:
+            if why.startswith("method:") and req.method != "POST":
+                return False
+            if not why.startswith(("method:", "params:")):
+                return False
+        return bool(self.schema.body) or bool(reasons)
+
+
+__all__ = [
+    "HttpRequest",
+    "MatchResult",
+    "Matcher",
+    "filter_mismatch",
+]

@@ -74,3 +74,14 @@ def redact_url(url: str) -> str:
     redacted = f"={quote(REDACTED)}"
     parts = [p.partition("=")[0] + redacted if _secret_pair(p) else p for p in pairs]
     return f"{base}?{'&'.join(parts)}{hsep}{frag}"
+
+
+__all__ = [
+    "REDACTED",
+    "SECRET_HEADERS",
+    "SECRET_KEY",
+    "is_secret_key",
+    "redact_fields",
+    "redact_headers",
+    "redact_url",
+]

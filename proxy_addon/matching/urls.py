@@ -44,10 +44,24 @@ def server_equivalent(url: str) -> str | None:
     path merged (nginx's merge_slashes, Python's http.server) and percent-encoded unreserved
     characters decoded (RFC 3986 6.2.2.2: /%63heckout is /checkout); else None. Browsers never
     send such paths for a link they were given; a script can, by accident or not."""
-    authority = url.find("//") + 2
-    if "%" not in url and url.find("//", authority) < 0:
+    if "%" not in url and url.find("//", url.find("//") + 2) < 0:
         return None  # the common case, decided in two scans
-    start = url.find("/", authority)
+    span = path_span(url)
+    if span is None:
+        return None
+    start, end = span
+    path = url[start:end]
+    if "//" not in path and "%" not in path:
+        return None
+    new = _PCT_UNRESERVED.sub(lambda m: chr(int(m.group(0)[1:], 16)), path)
+    new = remove_dot_segments(_SLASHES.sub("/", new))
+    return None if new == path else url[:start] + new + url[end:]
+
+
+def path_span(url: str) -> tuple[int, int] | None:
+    """Where an absolute URL's path starts and ends (before its query or fragment); None when
+    it has no path."""
+    start = url.find("/", url.find("//") + 2)
     if start < 0:
         return None
     end = len(url)
@@ -55,12 +69,7 @@ def server_equivalent(url: str) -> str | None:
         i = url.find(stop, start)
         if 0 <= i < end:
             end = i
-    path = url[start:end]
-    if "//" not in path and "%" not in path:
-        return None
-    new = _PCT_UNRESERVED.sub(lambda m: chr(int(m.group(0)[1:], 16)), path)
-    new = remove_dot_segments(_SLASHES.sub("/", new))
-    return None if new == path else url[:start] + new + url[end:]
+    return start, end
 
 
 def canonical_host(host: str) -> str:
@@ -137,3 +146,18 @@ def request_url(
         if h:
             return build_url(scheme, h, p, target)
     return build_url(scheme, host, port, target)
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "build_url",
+    "canonical_host",
+    "canonical_url",
+    "path_span",
+    "remove_dot_segments",
+    "request_url",
+    "server_equivalent",
+    "split_authority",
+    "url_origin",
+    "url_path",
+]

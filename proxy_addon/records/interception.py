@@ -39,6 +39,9 @@ class InterceptedRequest(BaseModel):
     http_version: str = "HTTP/1.1"
     body_size: int = 0
     body_unverified: bool = False
+    equivalence: str | None = None
+    """How servers route it to the commit although the exact rule misses it (SPEC 3), e.g.
+    "HEAD for GET"; None for an exact match."""
 
 
 class Interception(BaseModel):
@@ -96,6 +99,13 @@ class RequestLogEntry(BaseModel):
     near_miss: list[str] | None = None
     websocket: bool = False
     mode: str | None = None
+    equivalence: str | None = None
+    websocket_message: Literal["text", "binary"] | None = None
+    """Set on a line of its own for each message a client sent on the WebSocket this url opened
+    (body: the message, redacted and capped as a body)."""
+    refused: str | None = None
+    """Why the proxy refused to forward it (names and destination disagree, no host, a private
+    destination); a refused request is never forwarded nor credited."""
 
 
 class ProxyReady(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -16,10 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.test import taddons
 
 from proxy_addon.addon.launcher import ProxyProcess, start_proxy
+from proxy_addon.clawbench import ClawbenchInterceptor
 from proxy_addon.records.interception import Interception, RequestLogEntry
 from tests.conftest import require
+from tests.proxy.hooks import CHECKOUT as HOOK_CHECKOUT
+from tests.proxy.hooks import SHOP as HOOK_SHOP
+from tests.proxy.hooks import SITE, Armed
 from tests.support.upstream import Received, Upstream, start_upstream
 
 SHOP = "shop.clawbench.test"
@@ -45,6 +52,18 @@ def write_task(
     path = directory / "task.json"
     path.write_text(json.dumps({"instruction": "t", "eval_schema": schema, "time_limit": 5}))
     return path
+
+
+def read_head(sock: socket.socket) -> bytes:
+    """Bytes from sock until a blank line ends a message head (or the peer closes): the head,
+    and whatever came with it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def secrets_in(directory: Path, secrets: Sequence[str]) -> list[tuple[str, str]]:
@@ -169,3 +188,28 @@ def launch(tmp_path: Path, upstream: Upstream, mitm_confdir: Path) -> Iterator[A
     yield _launch
     for proxy in started:
         proxy.stop()
+
+
+@pytest.fixture
+def arm(tmp_path: Path) -> Iterator[Any]:
+    """arm(pattern, method, schema=..., **options) → an addon armed in a taddons context; the
+    shop is routed to SITE unless clawbench_route says otherwise."""
+    contexts: list[taddons.context] = []
+
+    def _arm(pattern: str = HOOK_CHECKOUT, method: str = "POST", **opts: Any) -> Armed:
+        addon = ClawbenchInterceptor()
+        tctx = taddons.context(Proxyserver(), addon)  # Proxyserver declares the proxy options
+        contexts.append(tctx)
+        task = write_task(
+            tmp_path / f"task{len(contexts)}", pattern, method, **opts.pop("schema", {})
+        )
+        data = tmp_path / f"data{len(contexts)}"
+        opts.setdefault("clawbench_route", [f"{HOOK_SHOP}={SITE}"])
+        tctx.configure(addon, clawbench_task=str(task), clawbench_data=str(data), **opts)
+        assert addon.fatal is None and addon.matcher is not None
+        return Armed(tctx, addon, data)
+
+    yield _arm
+    for tctx in contexts:
+        tctx.addon = None
+        tctx.__exit__(None, None, None)

@@ -3,97 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mitmproxy import exceptions, http
+from mitmproxy import exceptions
 from mitmproxy.addons.proxyserver import Proxyserver
-from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
 from proxy_addon.addon.options import parse_routes
-from proxy_addon.addon.requestlog import candidate_urls
 from proxy_addon.clawbench import ClawbenchInterceptor
-from proxy_addon.records.interception import Interception, RequestLogEntry
-from tests.proxy.conftest import secrets_in, write_task
-
-CHECKOUT = r"shop\.clawbench\.test/api/checkout"
-
-
-def make_flow(
-    host: str,
-    port: int,
-    path: str = "/api/checkout",
-    *,
-    method: str = "POST",
-    scheme: str = "http",
-    headers: list[tuple[str, str]] | None = None,
-    body: bytes = b"",
-    http_version: str = "HTTP/1.1",
-    authority: str = "",
-    mode: str = "regular",
-) -> http.HTTPFlow:
-    req = http.Request(
-        host=host,
-        port=port,
-        method=method.encode(),
-        scheme=scheme.encode(),
-        authority=authority.encode(),
-        path=path.encode("utf-8", "surrogateescape"),
-        http_version=http_version.encode(),
-        headers=http.Headers(
-            [(k.encode(), v.encode("utf-8", "surrogateescape")) for k, v in headers or []]
-        ),
-        content=body,
-        trailers=None,
-        timestamp_start=1767225600.0,
-        timestamp_end=1767225600.1,
-    )
-    flow = tflow.tflow(req=req)
-    flow.client_conn.proxy_mode = ProxyMode.parse(mode)
-    return flow
-
-
-class Armed:
-    """An addon armed for one task inside a taddons context, with its data dir."""
-
-    def __init__(self, tctx: taddons.context, addon: ClawbenchInterceptor, data: Path) -> None:
-        self.tctx, self.addon, self.data = tctx, addon, data
-
-    def send(self, flow: http.HTTPFlow) -> http.HTTPFlow:
-        self.addon.request(flow)
-        return flow
-
-    def log(self) -> list[RequestLogEntry]:
-        lines = (self.data / "requests.jsonl").read_text().splitlines()
-        return [RequestLogEntry.model_validate_json(line) for line in lines]
-
-    def interception(self) -> Interception:
-        return Interception.model_validate_json((self.data / "interception.json").read_bytes())
-
-
-@pytest.fixture
-def arm(tmp_path: Path) -> Iterator[Any]:
-    contexts: list[taddons.context] = []
-
-    def _arm(pattern: str = CHECKOUT, method: str = "POST", **opts: Any) -> Armed:
-        addon = ClawbenchInterceptor()
-        tctx = taddons.context(Proxyserver(), addon)  # Proxyserver declares the proxy options
-        contexts.append(tctx)
-        task = write_task(
-            tmp_path / f"task{len(contexts)}", pattern, method, **opts.pop("schema", {})
-        )
-        data = tmp_path / f"data{len(contexts)}"
-        tctx.configure(addon, clawbench_task=str(task), clawbench_data=str(data), **opts)
-        assert addon.fatal is None and addon.matcher is not None
-        return Armed(tctx, addon, data)
-
-    yield _arm
-    for tctx in contexts:
-        tctx.addon = None
-        tctx.__exit__(None, None, None)
+from tests.proxy.conftest import secrets_in
+from tests.proxy.hooks import make_flow
 
 
 def test_host_header_wins_over_the_peer_ip(arm) -> None:
@@ -111,8 +31,8 @@ def test_host_header_wins_over_the_peer_ip(arm) -> None:
 def test_http2_authority_is_the_host(arm) -> None:
     armed = arm()
     flow = make_flow(
-        "203.0.113.7", 443, "/api/%2e/checkout", scheme="https", http_version="HTTP/2.0",
-        authority="SHOP.clawbench.test.:443",
+        "shop.clawbench.test", 443, "/api/%2e/checkout", scheme="https", http_version="HTTP/2.0",
+        authority="SHOP.clawbench.test.:443", sni="shop.clawbench.test",
     )  # fmt: skip
     armed.send(flow)
     rec = armed.interception()
@@ -120,29 +40,26 @@ def test_http2_authority_is_the_host(arm) -> None:
     assert rec.request.http_version == "HTTP/2.0"
 
 
-def test_a_forged_host_header_does_not_hide_the_real_destination(arm) -> None:
-    armed = arm()
+def test_a_forged_host_header_is_refused_not_forwarded(arm) -> None:
+    """Host names a host routed elsewhere than where the request goes: refused and logged,
+    never forwarded, never credited (SPEC 3)."""
+    armed = arm(clawbench_route=["shop.clawbench.test=http://203.0.113.7:80",
+                                 "cdn.example=http://198.51.100.9:80"])  # fmt: skip
     flow = armed.send(make_flow("shop.clawbench.test", 80, headers=[("Host", "cdn.example")]))
-    assert flow.error is not None  # blocked via the host the proxy would have connected to
-    assert armed.interception().request.url == "http://shop.clawbench.test/api/checkout"
+    assert flow.error is not None and flow.response is None
+    assert not (armed.data / "interception.json").exists()
+    (entry,) = armed.log()
+    # it matches (under its target): shown, yet neither blocked as the commit nor credited
+    assert entry.url == "http://shop.clawbench.test/api/checkout"
+    assert entry.matched and not entry.blocked
+    assert entry.refused == (
+        "its names disagree: Host cdn.example is routed to http://198.51.100.9:80, "
+        "target shop.clawbench.test:80 is routed to http://203.0.113.7:80"
+    )
     ok = armed.send(make_flow("cdn.example", 80, headers=[("Host", "cdn.example")]))
     assert ok.error is None and ok.response is None
-
-
-@pytest.mark.parametrize(
-    ("scheme", "host_header", "host", "port", "expected"),
-    [
-        ("https", "shop.test", "shop.test", 443, ("https://shop.test/p",)),
-        ("https", "SHOP.test:443", "shop.test", 443, ("https://shop.test/p",)),
-        ("http", "shop.test", "10.0.0.1", 80, ("http://shop.test/p",)),  # transparent: an IP
-        ("http", None, "shop.test", 8080, ("http://shop.test:8080/p",)),
-        ("http", "a.test", "b.test", 80, ("http://a.test/p", "http://b.test/p")),
-        ("http", "a.test", "a.test", 8080, ("http://a.test/p", "http://a.test:8080/p")),
-        ("http", "a.test", "[::1]", 80, ("http://a.test/p",)),
-    ],
-)
-def test_candidate_urls(scheme, host_header, host, port, expected) -> None:
-    assert candidate_urls(scheme, host_header, host, port, "/p") == expected
+    assert (ok.request.host, ok.request.port) == ("198.51.100.9", 80)
+    assert ok.request.host_header == "cdn.example"  # what the client sent is kept
 
 
 def test_respond_mode_echoes_origin_and_error_mode_kills(arm) -> None:
@@ -165,7 +82,7 @@ def test_body_size_limit_error_credits_a_head_match(arm, has_body_filter: bool) 
     armed = arm(schema=schema)
     flow = make_flow("shop.clawbench.test", 80, headers=[("Content-Length", "999999")])
     flow.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
-    armed.addon.error(flow)
+    armed.error(flow)
     rec = armed.interception()
     assert rec.request.body_unverified is has_body_filter and rec.request.body_size == 999999
     (entry,) = armed.log()
@@ -176,10 +93,10 @@ def test_other_errors_and_non_matching_heads_are_not_credited(arm) -> None:
     armed = arm()
     aborted = make_flow("shop.clawbench.test", 80)
     aborted.error = tflow.flow.Error("Client disconnected.")  # the upload never completed
-    armed.addon.error(aborted)
+    armed.error(aborted)
     other = make_flow("shop.clawbench.test", 80, "/elsewhere")
     other.error = tflow.flow.Error("Request body exceeds mitmproxy's body_size_limit.")
-    armed.addon.error(other)
+    armed.error(other)
     assert not (armed.data / "interception.json").exists()
 
 

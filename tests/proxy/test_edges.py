@@ -114,9 +114,16 @@ def test_websocket_passes_and_is_logged(launch, tmp_path, ws_upstream: WsUpstrea
     assert [e.data for e in echoes] == ["echo:hello", b"echo:\x00\x01"]
     assert ws_upstream.messages[-2:] == ["hello", b"\x00\x01"]
     assert ws_upstream.handshakes[-1][0] == "/live?room=1"
-    (entry,) = run.log()
+    entry, text, binary = run.log()
     assert entry.websocket and entry.url == "http://ws.clawbench.test/live?room=1"
-    assert not entry.matched and entry.method == "GET"
+    assert not entry.matched and entry.method == "GET" and entry.websocket_message is None
+    # each message the client sent: a line of its own, parsed and redacted as a body is
+    assert (text.url, text.websocket_message, text.body) == (entry.url, "text", {"hello": ""})
+    assert (binary.websocket_message, binary.body, binary.body_size) == (
+        "binary",
+        "base64:AAE=",
+        2,
+    )
 
 
 def test_raw_tcp_in_a_tunnel_is_refused(launch, tmp_path, upstream) -> None:
@@ -128,5 +135,7 @@ def test_raw_tcp_in_a_tunnel_is_refused(launch, tmp_path, upstream) -> None:
         sock.sendall(b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target + b"\r\n\r\n")
         assert sock.recv(1024).startswith(b"HTTP/1.1 200")
         sock.sendall(b"\x00\x01 not http, not tls\r\n\r\n")
-        assert sock.recv(1024) == b""  # closed, nothing relayed
+        # raw TCP relaying is off: the bytes are read as HTTP, and refused as bad HTTP
+        reply = sock.recv(1024)
+        assert reply.startswith(b"HTTP/1.1 400") and b"clawbench" not in reply
     assert run.upstream.connections == 0

@@ -114,7 +114,7 @@ def test_a_commit_over_the_log_parse_limit_is_recorded_with_its_body(launch, tmp
     interception.json said "body": null for the very request the judge must see."""
     run = launch(write_task(tmp_path / "task", APPLY))
     resume = tmp_path / "resume.pdf"
-    resume.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4800)  # 1.2 MB, over LOG_PARSE_LIMIT
+    resume.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4800)  # 1.2 MB
     blocked = run.curl("-F", "name=Alex Green", "-F", "position=Senior Engineer",
                        "-F", f"resume=@{resume};type=application/pdf",
                        f"https://{SHOP}/api/apply")  # fmt: skip
@@ -139,9 +139,10 @@ def test_a_compressed_body_is_capped_in_the_log_by_its_decoded_size(launch, tmp_
     first, second = strict_log(run)
     assert isinstance(first.body, str) and len(first.body) < RAW_TEXT_CAP + 100
     assert first.body.endswith("[truncated, 500009 characters in all]")
-    # over LOG_PARSE_LIMIT once decoded: not decoded past it for the log of a non-matching URL
-    assert second.body == "[unevaluable: decoded body exceeds 1048576 bytes (decompression bomb?)]"
-    assert len(run.raw_log()) < 2 * RAW_TEXT_CAP
+    # every body is decoded alike, whatever its URL (SPEC 3): the log's cap is what bounds it
+    assert isinstance(second.body, str) and len(second.body) < RAW_TEXT_CAP + 100
+    assert second.body.endswith("[truncated, 2000009 characters in all]")
+    assert len(run.raw_log()) < 2 * (RAW_TEXT_CAP + 2000)  # two capped lines
 
 
 CHECKOUT = r"^https://shop\.clawbench\.test/api/checkout$"

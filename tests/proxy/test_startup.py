@@ -46,6 +46,10 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     "unknown block mode": (["--set", "clawbench_block_mode=drop"], ["clawbench_block_mode"]),
     "misspelt option": (["--set", "clawbench_blok_mode=respond"], ["clawbench_blok_mode"]),
     "bad route": (["--set", "clawbench_route=shop.clawbench.test"], ["clawbench_route"]),
+    # raw TCP relaying passes bytes no hook sees (mitmproxy's default on is turned off; an
+    # explicit on is refused)
+    "rawtcp on": (["--set", "rawtcp=true"], ["rawtcp is on", "Unset it"]),
+    "bad allow list": (["--set", "clawbench_allow_private=intranet"], ["clawbench_allow_private"]),
 }
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import gzip
 import zlib
 from typing import Any
-from urllib.parse import quote, unquote_plus
+from urllib.parse import parse_qs, quote, unquote_plus
 
 import brotli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_addon.addon.requestlog import candidate_urls, see_request
+from proxy_addon.addon.names import Name, candidate_urls, url_host
+from proxy_addon.addon.requestlog import see_request
 from proxy_addon.matching.bodies import ParsedBody, parse_body, parse_query
 from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
 from proxy_addon.matching.redact import (
@@ -21,7 +22,7 @@ from proxy_addon.matching.redact import (
     redact_headers,
     redact_url,
 )
-from proxy_addon.matching.urls import canonical_url, request_url, server_equivalent
+from proxy_addon.matching.urls import build_url, canonical_url, request_url, server_equivalent
 from proxy_addon.tasks.model import EvalSchema
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -229,17 +230,35 @@ def test_the_quiet_matcher_decides_the_same(schema: EvalSchema, method: str, url
 @SETTINGS
 @given(
     scheme=st.sampled_from(["http", "https", "HTTPS"]),
-    host_header=st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["", "Shop.Test:443"])),
-    host=st.one_of(st.text(max_size=20), st.sampled_from(["shop.test", "10.0.0.1", "::1"])),
+    hosts=st.lists(
+        st.tuples(
+            st.one_of(st.text(max_size=20), st.sampled_from(["shop.test", "10.0.0.1", "::1"])),
+            st.one_of(st.none(), st.integers(min_value=1, max_value=65535)),
+        ),
+        max_size=4,
+    ),
     port=st.integers(min_value=1, max_value=65535),
     target=st.sampled_from(["/", "/a/./b?x=1", "/p#f"]),
 )
-def test_the_first_candidate_url_is_the_request_url(
-    scheme: str, host_header: str | None, host: str, port: int, target: str
+def test_candidate_urls_are_the_names_with_and_without_port(
+    scheme: str, hosts: list[tuple[str, int | None]], port: int, target: str
 ) -> None:
-    urls = candidate_urls(scheme, host_header, host, port, target)
-    assert urls[0] == request_url(scheme, host_header, host, port, target)
-    assert 1 <= len(urls) <= 2 and len(set(urls)) == len(urls)
+    names = tuple(Name(url_host(h), p, "Host") for h, p in hosts if url_host(h))
+    urls = candidate_urls(scheme, names, (), port, target)
+    assert len(set(urls)) == len(urls) <= 2 * len(names)
+    if names:
+        assert urls[0] == build_url(scheme, names[0].host, names[0].port, target)
+        assert build_url(scheme, names[0].host, None, target) in urls
+
+
+@SETTINGS
+@given(
+    query=st.lists(st.sampled_from([*"ab=&+%;#é ", "%41", "%zz", "=="]), max_size=30).map("".join)
+)
+def test_parse_query_is_parse_qs_with_single_values_unwrapped(query: str) -> None:
+    # parse_query skips parse_qs when there is no escape to decode; both ways must agree
+    expected = {k: v[0] if len(v) == 1 else v for k, v in parse_qs(query).items()}
+    assert parse_query(query) == expected
 
 
 queries = st.lists(

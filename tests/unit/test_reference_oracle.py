@@ -140,10 +140,26 @@ def test_verdict_equals_the_reference(
     url = "https://api.shop.test/graphql" + (f"?{query}" if query else "")
     parsed = parse_body(post_data.encode("utf-8") if post_data is not None else None, content_type)
     ours = Matcher(EvalSchema.model_validate(schema)).match(
-        HttpRequest(method, url, parsed.value, parsed.error)
+        HttpRequest(method, url, parsed.value, parsed.error, body_kind=parsed.kind)
     )
     assert not ours.body_unverified
-    assert ours.match is ref_intercepts(schema, method, url, post_data)
+    reference = ref_intercepts(schema, method, url, post_data)
+    if reference:  # whatever the reference blocks, we block as it does: no equivalence needed
+        assert ours.match and ours.equivalence is None
+    else:  # we block more only where servers route it to the commit (docs/formats.md lists it)
+        assert not ours.match or _intended(ours.equivalence)
+
+
+INTENDED = (
+    r"(body|params)\.[^ ]+ sent \d+ times, the (first|last) one read",
+    r"(body|params)\.[^ ]+ read from the (body|query)",
+)
+"""The divergences on such requests docs/formats.md lists: a repeated field, a moved field."""
+
+
+def _intended(equivalence: str | None) -> bool:
+    notes = (equivalence or "").split("; ")
+    return bool(equivalence) and all(any(re.fullmatch(p, n) for p in INTENDED) for n in notes)
 
 
 @SETTINGS

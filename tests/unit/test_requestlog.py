@@ -70,6 +70,6 @@ def test_a_log_line_is_strict_json_for_lone_surrogates_and_nan() -> None:
 def test_the_interception_record_writes_nan_as_the_log_does() -> None:
     seen = see_request("https://shop.test/post", "POST", [], "HTTP/1.1", len(_BODY))
     parsed = parse_body(_BODY, "application/json")
-    record = interception_record(seen, parsed, MatchResult(True), {})
+    record = interception_record(seen, parsed.value, MatchResult(True), {})
     body = record.model_dump(mode="json", by_alias=True)["request"]["body"]
     assert body["n"] == "NaN" and body["big"] == "Infinity"

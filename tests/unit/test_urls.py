@@ -161,5 +161,9 @@ def test_the_matcher_matches_what_a_server_routes_to_the_pattern() -> None:
     m = Matcher(EvalSchema(url_pattern=r"^https://shop\.test/api/checkout$", method="POST"))
     for path in ("/api/checkout", "//api/checkout", "/api/%63heckout", "/api//checkout"):
         assert m.match(HttpRequest("POST", f"https://shop.test{path}")).match, path
-    for path in ("/api/checkouts", "/api/check%20out", "/api%2Fcheckout"):
+    for path in ("/api/checkouts", "/api/check%20out", "/api%2Fcheckouts"):
         assert not m.match(HttpRequest("POST", f"https://shop.test{path}")).match, path
+    # WSGI's PATH_INFO, Go's URL.Path and nginx read %2F as /: a named equivalence
+    for path in ("/api%2Fcheckout", "/api%2fcheckout", "/x%2F..%2Fapi/checkout"):
+        result = m.match(HttpRequest("POST", f"https://shop.test{path}"))
+        assert result.match and result.equivalence == "%2F in the path read as /", path
