@@ -1,4 +1,4 @@
-"""The proxy's rules seen from inside the sandbox (issue: sandbox hardening, classes 1 and 7),
+"""The proxy's rules seen from inside the sandbox (issue: sandbox hardening, classes 1, 3, 7),
 one hostile command each, on the closed network: the commit never reaches the fake site.
 
 The addon's own tests (tests/proxy) try every variant on loopback; these prove the same rules
@@ -22,9 +22,11 @@ BODY = '-H \'Content-Type: application/json\' -d \'{"item": "lamp", "qty": 2}\''
 DIRECT = "curl -sS -k --noproxy '*' --max-time 15 -o /dev/null -w '%{http_code}\\n' -X POST"
 
 
-def _run(client: Any, internet: Any, image: str, out: Path, command: str) -> Any:
+def _run(
+    client: Any, internet: Any, image: str, out: Path, command: str, case: str = "shop-checkout"
+) -> Any:
     req = RunRequest(
-        task_dir=CASES / "shop-checkout",
+        task_dir=CASES / case,
         agent=AgentChoice("cmd", command=command),
         out=out,
         image=image,
@@ -69,6 +71,27 @@ def test_the_port_trick_never_reaches_the_site(
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
     log = [e for e in _log(outcome) if "checkout" in e["url"]]
     assert log and all(e.get("blocked") or e.get("refused") for e in log), log
+
+
+@pytest.mark.parametrize(
+    ("equivalence", "command"),
+    [
+        # servers route HEAD to the GET handler
+        ("head", "-I 'https://shop.clawbench.test/api/subscribe?list=weekly'"),
+        # a filtered field sent twice: frameworks take the first or the last
+        ("repeat", "'https://shop.clawbench.test/api/subscribe?list=daily&list=weekly'"),
+        # an encoded separator in the path
+        ("slash", "'https://shop.clawbench.test/api%2Fsubscribe?list=weekly'"),
+    ],
+)
+def test_what_a_server_treats_as_the_commit_is_blocked(
+    docker_client, sandbox_image, internet, tmp_path, equivalence, command
+) -> None:
+    before = len(internet.log())
+    run = f"curl -sS -k --noproxy '*' --max-time 15 -o /dev/null {command}"
+    outcome = _run(docker_client, internet, sandbox_image, tmp_path, run, "get-commit")
+    assert not any("subscribe" in e["path"] for e in internet.log()[before:]), equivalence
+    assert outcome.ending.category == "intercepted", (equivalence, outcome.ending)
 
 
 def test_a_request_whose_names_and_destination_disagree_is_refused(
