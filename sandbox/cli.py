@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sandbox.harnesses import get_harness, harness_image
 from sandbox.host import docker_api as engine
@@ -24,6 +25,9 @@ from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import UsageError, parser
 from sandbox.run_request import request_from
+
+if TYPE_CHECKING:
+    from scorer.models_yaml import JudgeConfig
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -57,26 +61,27 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_judge(args: argparse.Namespace) -> None:
-    """--judge-model: the judge resolves (entry, key) before any container starts."""
-    if args.judge_model:
-        from sandbox.judging import check_judge
+def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
+    """--judge-model: the judge, resolved (entry, key) before any container starts."""
+    if not args.judge_model:
+        return None
+    from sandbox.judging import check_judge
 
-        check_judge(args.judge_model, args.models_yaml)
+    return check_judge(args.judge_model, args.models_yaml)
 
 
 def _run(args: argparse.Namespace) -> int:
     req = request_from(args, args.task_dir, args.out)
-    _check_judge(args)
+    judge = _check_judge(args)
     outcome = run_task(engine.connect(), req)
     judge_match = None
     scored = 0
-    if args.judge_model and outcome.intercepted:
-        from proxy_addon.records.runmeta import read_run_meta
+    if judge is not None and outcome.intercepted:
         from sandbox.judging import score_run
 
-        scored = score_run(outcome.run_dir, args.judge_model, args.models_yaml)
-        judge_match = read_run_meta(outcome.run_dir / "run-meta.json").judge_match
+        scored, result = score_run(outcome.run_dir, judge, args.models_yaml)
+        if result is not None:
+            judge_match = result.batches[0].runs[0].judge_match
     ending = outcome.ending
     if args.json:
         out = {
@@ -110,14 +115,14 @@ def _batch(args: argparse.Namespace) -> int:
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
     template = request_from(args, args.corpus, args.out)
-    _check_judge(args)
+    judge = _check_judge(args)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
         concurrency=args.concurrency,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
-        judge_model=args.judge_model,
+        judge=judge,
         models_yaml=args.models_yaml,
     )
     return run_batch(engine.connect(), template, options, json_output=args.json)

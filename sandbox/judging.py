@@ -44,18 +44,21 @@ def score_runs(
     return result
 
 
-def score_run(path: Path, judge: JudgeConfig | str, models_yaml: Path | None = None) -> int:
-    """score_runs as clawbench-score's exit code: 0, 1 (a write failed), 2 (bad input or a judge
-    that cannot serve, said on stderr), 130 (interrupted)."""
+def score_run(
+    path: Path, judge: JudgeConfig | str, models_yaml: Path | None = None
+) -> tuple[int, ScoreResult | None]:
+    """score_runs with clawbench-score's exit code: (0, result), (1, result) when a write
+    failed, (2, None) on bad input or a judge that cannot serve (said on stderr), (130, None)
+    when interrupted."""
     try:
         result = score_runs(path, judge, models_yaml)
     except SCORING_ERRORS as e:
         print(f"clawbench-score: {e}", file=sys.stderr)
-        return 2
+        return 2, None
     except KeyboardInterrupt:
         print("clawbench-score: interrupted; the verdicts received are saved", file=sys.stderr)
-        return 130
-    return 1 if result.write_errors else 0
+        return 130, None
+    return (1 if result.write_errors else 0), result
 
 
 def score_command(path: Path, judge_model: str, models_yaml: Path | None = None) -> list[str]:

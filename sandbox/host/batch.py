@@ -27,16 +27,16 @@ from proxy_addon.records.batchsummary import (
     BatchSummary,
     now_iso,
     read_summary,
-    status_of,
     write_summary,
 )
 from proxy_addon.records.layout import case_name, find_task_dirs, stamp
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records.outcome import batch_status
 from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import RunRequest, run_task
 from sandbox.runs.batch import batch_summary, finished_job, job_of, run_all, say
 from sandbox.runs.pipeline import RunOutcome
+from scorer.models_yaml import JudgeConfig
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ class BatchOptions:
     concurrency: int = 2
     resume: Path | None = None
     include_placeholders: bool = False
-    judge_model: str | None = None
+    judge: JudgeConfig | None = None
+    """The judge, resolved before any container started (--judge-model)."""
     models_yaml: Path | None = None
 
 
@@ -173,15 +174,25 @@ def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool
 
 
 def _score(batch_dir: Path, options: BatchOptions, jobs: dict[int, BatchJob]) -> int:
-    """Score the batch with the judge; the scorer's exit code (0 when it succeeded)."""
+    """Score the batch with the judge; the scorer's exit code (0 when it succeeded). Each new
+    job's status comes from the scorer's result for its run."""
     from sandbox.judging import score_run, scoring_failed
 
-    scored = score_run(batch_dir, options.judge_model, options.models_yaml)
+    assert options.judge is not None
+    scored, result = score_run(batch_dir, options.judge, options.models_yaml)
     if scored:
-        say(scoring_failed(batch_dir, scored, options.judge_model, options.models_yaml))
+        name = options.judge.name
+        say(scoring_failed(batch_dir, scored, name, options.models_yaml))
+    runs = {r.run_dir.resolve(): r for b in (result.batches if result else []) for r in b.runs}
     for job in jobs.values():
-        if job.run_dir and not job.resumed:
-            job.status = status_of(read_run_meta(Path(job.run_dir) / "run-meta.json"))
+        run = runs.get(Path(job.run_dir).resolve()) if job.run_dir else None
+        if run is not None and not job.resumed:
+            job.status = batch_status(
+                category=run.result_category,
+                intercepted=run.intercepted,
+                judge_match=run.judge_match,
+                final_pass=run.final_pass,
+            )
     return scored
 
 
@@ -205,7 +216,7 @@ def run_batch(
     start = time.monotonic()
     jobs, interrupted = _execute(client, template, options, batch_dir, plan)
     scored = 0
-    if options.judge_model and not interrupted:
+    if options.judge is not None and not interrupted:
         scored = _score(batch_dir, options, jobs)
     summary = batch_summary(
         started_at=earlier.started_at if earlier else now_iso(),

@@ -119,7 +119,7 @@ def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Pa
                 "--out",
                 str(out),
                 "--stop-grace",
-                "2",
+                "5",
                 "--max-steps",
                 "8",
             ]

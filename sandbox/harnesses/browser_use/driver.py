@@ -84,7 +84,7 @@ class Trace:
 
     async def step_end(self, agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
-        if item is None:
+        if item is None or self.file.closed:
             return
         self.steps += 1
         output = item.model_output
@@ -101,6 +101,8 @@ class Trace:
         self.file.flush()
 
     def finish(self, text: str, success: bool | None, error: str | None = None) -> None:
+        if self.file.closed:  # written already (the sandbox's stop came first)
+            return
         result = {
             "harness": "browser-use",
             "version": metadata.version("browser-use"),
@@ -130,9 +132,8 @@ def _browser() -> BrowserSession:
     return BrowserSession(browser_profile=profile)
 
 
-async def run(out: Path) -> int:
+async def run(trace: Trace) -> int:
     env = os.environ
-    trace = Trace(out)
     llm = ChatOpenAI(
         model=env["CLAWBENCH_AGENT_MODEL"],
         base_url=env["CLAWBENCH_AGENT_BASE_URL"],
@@ -171,18 +172,24 @@ async def run(out: Path) -> int:
     return 0 if history.is_done() else 1
 
 
-async def _until_stopped(out: Path) -> int:
-    """run(), cancelled by SIGTERM so that result.json is still written."""
+async def _until_stopped(trace: Trace) -> int:
+    """run(); SIGTERM (the sandbox's stop, a few seconds before SIGKILL) writes result.json at
+    once, then cancels the agent."""
     task = asyncio.current_task()
     assert task is not None
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-    return await run(out)
+
+    def stop() -> None:
+        trace.finish("", None, "stopped by the sandbox")
+        task.cancel()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
+    return await run(trace)
 
 
 def main() -> int:
     _offline()
     out = Path(os.environ.get("CLAWBENCH_AGENT_OUT") or "agent-out")
-    return asyncio.run(_until_stopped(out))
+    return asyncio.run(_until_stopped(Trace(out)))
 
 
 if __name__ == "__main__":
