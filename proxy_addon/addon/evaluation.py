@@ -8,8 +8,8 @@ Pure functions of a mitmproxy request and a Matcher; the addon applies the effec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from mitmproxy import http
 
@@ -20,8 +20,7 @@ from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
 __all__ = ["Evaluation", "evaluate", "evaluate_unread"]
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """The verdict on one request and what is written about it."""
 
     seen: SeenRequest
