@@ -141,6 +141,14 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         help="also trust this CA for upstream servers (a local test or demo site)",
     )
     p.add_argument(
+        "--allow-private",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="a private range the proxy may reach (a test or intranet site), repeatable; "
+        "loopback, link-local, cloud metadata and private addresses are refused otherwise",
+    )
+    p.add_argument(
         "--mitm-set",
         action="append",
         default=[],

@@ -79,6 +79,8 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
     image = args.image or default_image()
     env = _pairs(args.env, "--env", from_env=True)
     mitm = _mitm_options(args.mitm_set)
+    if args.allow_private:
+        mitm["clawbench_allow_private"] = list(args.allow_private)
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
         try:

@@ -115,7 +115,10 @@ class Session:
 
     def start_proxy(self) -> None:
         argv = mitmdump_argv(
-            ipv6=self.ipv6, upstream_ca=self.config.upstream_ca, options=self.config.mitm_options
+            ipv6=self.ipv6,
+            upstream_ca=self.config.upstream_ca,
+            options=self.config.mitm_options,
+            submit_page=self.config.submit_page,
         )
         env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
         self.procs["proxy"] = spawn(

@@ -21,6 +21,7 @@ from sandbox.container.contract import (
     CONF_DIR,
     DATA_DIR,
     REGULAR_PORT,
+    SUBMIT_PORT,
     TASK_FILE,
     TRANSPARENT_PORT,
     UPSTREAM_CA,
@@ -49,7 +50,7 @@ def tail(path: Path, lines: int = 8) -> str:
 
 
 def mitmdump_argv(
-    *, ipv6: bool, upstream_ca: bool, options: Mapping[str, str | list[str]]
+    *, ipv6: bool, upstream_ca: bool, options: Mapping[str, str | list[str]], submit_page: bool
 ) -> list[str]:
     """The mitmdump command: the addon, the listeners, our options, then the user's --mitm-set."""
     modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
@@ -68,6 +69,10 @@ def mitmdump_argv(
         # Adds a private CA (a test or demo site) to certifi's set; verification stays on.
         settings["ssl_verify_upstream_trusted_ca"] = UPSTREAM_CA
     settings.update(options)
+    if submit_page:  # the proxy refuses loopback destinations but for this one page
+        allowed = settings.get("clawbench_allow_private", [])
+        given = [allowed] if isinstance(allowed, str) else list(allowed)
+        settings["clawbench_allow_private"] = [*given, f"127.0.0.1:{SUBMIT_PORT}"]
     argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
     for mode in modes:
         argv += ["--mode", mode]

@@ -51,6 +51,7 @@ def _run(
         upstream_ca=internet.ca,
         stop_grace_s=2,
         limits=limits,
+        mitm_options={"clawbench_allow_private": internet.subnets},
     )
     outcome = run_task(client, req)
     meta = json.loads((outcome.run_dir / "run-meta.json").read_text())

@@ -115,6 +115,7 @@ def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Pa
                 internet.network_name,
                 "--upstream-ca",
                 str(internet.ca),
+                *(a for net in internet.subnets for a in ("--allow-private", net)),
                 "--out",
                 str(out),
                 "--stop-grace",

@@ -173,6 +173,7 @@ def test_claude_code_commits_through_the_proxy_and_is_blocked_and_credited(
                 internet.network_name,
                 "--upstream-ca",
                 str(internet.ca),
+                *(a for net in internet.subnets for a in ("--allow-private", net)),
                 "--out",
                 str(tmp_path / "out"),
                 "--stop-grace",

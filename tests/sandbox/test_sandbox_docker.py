@@ -57,6 +57,7 @@ def _args(internet: Any, image: str, out: Path) -> list[str]:
         str(out),
         "--stop-grace",
         "2",
+        *(a for subnet in internet.subnets for a in ("--allow-private", subnet)),
     ]
 
 
@@ -71,6 +72,7 @@ def _request(
         network=internet.network_name,
         upstream_ca=internet.ca,
         stop_grace_s=2,
+        mitm_options={"clawbench_allow_private": internet.subnets},
     )
     fields.update(over)
     return RunRequest(**fields)
@@ -342,10 +344,10 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
     assert sorted(probes) == ["/probe-tcp4_port_8080", "/probe-tcp6_port_8080"]
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.egress_blocked is not None and meta.egress_blocked >= 5  # the UDP/TCP probes
-    refused = (
-        (outcome.run_dir / "data" / "mitmdump.log").read_text().count("clawbench: refused a raw")
-    )
-    assert refused == 2  # the raw bytes to port 80 (redirected) and through a CONNECT tunnel
+    # Raw TCP relaying is off (the addon refuses to start with it on): the raw bytes to port
+    # 80 and through a CONNECT tunnel opened no raw stream, so the proxy relayed nothing of
+    # them (the site's log above has none of the agent's probes).
+    assert "refused a raw" not in (outcome.run_dir / "data" / "mitmdump.log").read_text()
     assert meta.result_category == "model_not_intercepted" and meta.stop_reason == "agent_exited"
 
 

@@ -542,7 +542,7 @@ def test_help_shows_defaults_and_exit_codes(capsys) -> None:
 def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, upstream_ca) -> None:
     routes = ["a.test=http://10.0.0.1:80", "b.test=http://10.0.0.2:80"]
     options = {"flow_detail": "2", "clawbench_route": routes}
-    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options=options)
+    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options=options, submit_page=False)
     modes = [argv[i + 1] for i, a in enumerate(argv) if a == "--mode"]
     expected = ["regular@127.0.0.1:8080", "transparent@127.0.0.1:8081"]
     assert modes == expected + (["transparent@::1:8081"] if ipv6 else [])
@@ -555,6 +555,15 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
         f"clawbench_route={r}" for r in routes
     ]
     assert argv[1:3] == ["-s", str(ADDON)] and argv.count("-s") == 1
+    assert not any(s.startswith("clawbench_allow_private=") for s in sets)
+    # the submit page on loopback is the one private destination the sandbox adds itself
+    options = {"clawbench_allow_private": ["10.1.2.0/24"]}
+    argv = mitmdump_argv(ipv6=ipv6, upstream_ca=upstream_ca, options=options, submit_page=True)
+    sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+    assert [s for s in sets if s.startswith("clawbench_allow_private=")] == [
+        "clawbench_allow_private=10.1.2.0/24",
+        "clawbench_allow_private=127.0.0.1:7878",
+    ]
 
 
 def test_mitm_set_repeated_key_becomes_a_list() -> None:

@@ -110,6 +110,12 @@ class Internet:
     def network_name(self) -> str:
         return self.network.name
 
+    @property
+    def subnets(self) -> list[str]:
+        """The network's private ranges, which the proxy may reach only when told to."""
+        self.network.reload()
+        return [c["Subnet"] for c in self.network.attrs["IPAM"]["Config"]]
+
     def log(self) -> list[dict[str, Any]]:
         """Everything the site received so far, one dict per request or datagram."""
         code, out = self.site.exec_run(["cat", "/tmp/site.jsonl"])
