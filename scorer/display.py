@@ -118,6 +118,7 @@ def _ci(interval: list[float] | None) -> str:
 _METRICS = (
     ("N", "n_total"),
     ("intercepted (Stage 1)", "n_intercepted"),
+    ("  of which body unread", "n_body_unverified"),
     ("passed", "n_passed"),
     ("judge mismatch", "n_judge_mismatch"),
     ("judge error", "n_judge_error"),

@@ -76,6 +76,27 @@ _ESCAPE_SURROGATES = "clawbench-escape-surrogates"
 codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
+HEADER_VALUE_CAP = 2048
+"""Characters of one header value kept in the records (matching never reads headers)."""
+HEADERS_CAP = 64
+"""Header fields kept in the records; a request with more says how many were left out."""
+
+
+def cap_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The headers as recorded: each value cut at HEADER_VALUE_CAP, at most HEADERS_CAP of
+    them, so an agent's 4 MB header cannot make a 4 MB line of requests.jsonl."""
+    if len(headers) <= HEADERS_CAP and all(len(v) <= HEADER_VALUE_CAP for v in headers.values()):
+        return headers
+    kept = {}
+    for name, value in list(headers.items())[:HEADERS_CAP]:
+        if len(value) > HEADER_VALUE_CAP:
+            value = f"{value[:HEADER_VALUE_CAP]}...[truncated, {len(value)} characters in all]"
+        kept[name[:HEADER_VALUE_CAP]] = value
+    if len(headers) > HEADERS_CAP:
+        kept["[clawbench]"] = f"{len(headers) - HEADERS_CAP} more header fields not recorded"
+    return kept
+
+
 def see_request(
     url: str,
     method: str,
@@ -101,7 +122,7 @@ def see_request(
         elif lower == "upgrade":
             upgrade = value
     url = printable(url)
-    headers = redact_headers(pairs)
+    headers = cap_headers(redact_headers(pairs))
     if not ("".join(headers).isascii() and "".join(headers.values()).isascii()):
         headers = {printable(k): printable(v) for k, v in headers.items()}
     _, sep, query = url.partition("?")

@@ -88,6 +88,7 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     categories = Counter(o.result_category for o in counted)
     rechecked = Counter(o.recheck.status for o in counted if o.stage.intercepted)
     c.n_intercepted += sum(o.credited for o in counted)
+    c.n_body_unverified += sum(o.credited and o.stage.body_unverified for o in counted)
     c.n_passed += sum(o.final_pass for o in counted)
     c.n_judge_match += categories["passed"]
     c.n_judge_mismatch += categories["judge_mismatch"]

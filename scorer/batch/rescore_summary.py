@@ -50,6 +50,7 @@ class Counts(BaseModel):
     n_total: int = 0
     n_runs: int = 0
     n_intercepted: int = 0
+    n_body_unverified: int = 0  # of n_intercepted: credited with a body the proxy could not read
     n_passed: int = 0
     n_judge_match: int = 0
     n_judge_mismatch: int = 0

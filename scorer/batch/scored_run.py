@@ -41,6 +41,7 @@ class Stage1:
     intercepted: bool
     infra: str | None = None
     reference_category: str | None = None
+    body_unverified: bool = False  # credited, but the proxy could not read the body
 
 
 def stage1(rec: RunRecord) -> Stage1:
@@ -59,7 +60,8 @@ def stage1(rec: RunRecord) -> Stage1:
             why = "no data: data/interception.json is missing"
         return Stage1(False, why, ref)
     if view.intercepted:
-        return Stage1(True, None, ref)
+        unread = bool((view.request or {}).get("body_unverified"))
+        return Stage1(True, None, ref, unread)
     stop = view.stop_reason or meta.stop_reason
     if is_infra_stop(stop):
         return Stage1(False, f"stopped: {stop}", ref)

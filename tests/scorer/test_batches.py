@@ -378,3 +378,27 @@ def test_reference_run_meta_judge_block_is_a_prior(tmp_path: Path, judge: JudgeS
     assert score(batch, judge) == 0 and judge.count == 0
     assert row(summary(batch), "a")["verdict_source"] == "reference:run-meta.json"
     assert score(batch, judge, "--force") == 0 and judge.count == 1
+
+
+def test_a_body_the_proxy_could_not_read_is_counted_apart_in_stage_1(
+    tmp_path: Path, capsys
+) -> None:
+    batch = tmp_path / "batch-20261204-120000"
+    task = task_json("mugs", url_pattern=r"shop\.example/api/checkout")
+    request = {"url": "https://shop.example/api/checkout", "method": "POST", "body": None}
+    for case, unread in (("001-a", True), ("002-b", False)):
+        our_run(
+            batch,
+            case,
+            task,
+            interception={
+                "intercepted": True,
+                "request": {**request, "body_unverified": unread},
+                "schema": task["eval_schema"],
+                "intercepted_at": 1.0,
+            },
+        )
+    assert main([str(batch), "--no-judge"]) == 0
+    s = summary(batch)
+    assert (s["n_intercepted"], s["n_body_unverified"]) == (2, 1)
+    assert "of which body unread" in capsys.readouterr().out

@@ -73,3 +73,16 @@ def test_the_interception_record_writes_nan_as_the_log_does() -> None:
     record = interception_record(seen, parsed.value, MatchResult(True), {})
     body = record.model_dump(mode="json", by_alias=True)["request"]["body"]
     assert body["n"] == "NaN" and body["big"] == "Infinity"
+
+
+def test_a_huge_header_cannot_make_a_huge_log_line() -> None:
+    from proxy_addon.addon.requestlog import HEADER_VALUE_CAP, HEADERS_CAP, see_request
+
+    fields = [(b"X-Big", b"a" * (4 << 20))] + [(f"X-{i}".encode(), b"v") for i in range(200)]
+    seen = see_request("https://shop.example/api", "POST", fields, "HTTP/1.1", 0)
+    assert len(seen.headers["X-Big"]) < HEADER_VALUE_CAP + 100
+    assert seen.headers["X-Big"].endswith(f"[truncated, {4 << 20} characters in all]")
+    assert len(seen.headers) == HEADERS_CAP + 1
+    assert seen.headers["[clawbench]"] == f"{201 - HEADERS_CAP} more header fields not recorded"
+    small = see_request("https://shop.example/api", "POST", [(b"A", b"1")], "HTTP/1.1", 0)
+    assert small.headers == {"A": "1"}
