@@ -77,7 +77,7 @@ codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
 HEADER_VALUE_CAP = 2048
-"""Characters of one header value kept in the records (matching never reads headers)."""
+"""Characters of one header value kept in the records (the matcher reads the request's own)."""
 HEADERS_CAP = 64
 """Header fields kept in the records; a request with more says how many were left out."""
 
