@@ -14,7 +14,6 @@ import asyncio
 import socket
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from proxy_addon.addon.names import (
@@ -86,8 +85,7 @@ class Resolver:
         return frozenset(a for info in infos if (a := address_literal(str(info[4][0]))))
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(NamedTuple):
     """The decision on where one request goes: refused (why), routed, or to its addresses."""
 
     urls: tuple[str, ...]

@@ -8,20 +8,21 @@ Pure functions of a mitmproxy request and a Matcher; the addon applies the effec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from mitmproxy import http
 
 from proxy_addon.addon.requestlog import SeenRequest, log_body, see_request, with_url
 from proxy_addon.matching.bodies import ParsedBody, parse_body
+from proxy_addon.matching.equivalence import METHOD_OVERRIDE_HEADERS
 from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
 
 __all__ = ["Evaluation", "evaluate", "evaluate_unread"]
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """The verdict on one request and what is written about it."""
 
     seen: SeenRequest
@@ -42,17 +43,32 @@ def _readings(parsed: ParsedBody | None) -> list[tuple[Any, str | None]]:
     return [(parsed.value, None), *other]
 
 
+def _overrides(fields: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The method override headers, read from the request itself (the records cap headers)."""
+    return {
+        name: v.decode("utf-8", "surrogateescape")
+        for k, v in fields
+        if (name := k.decode("utf-8", "surrogateescape")).lower() in METHOD_OVERRIDE_HEADERS
+    }
+
+
 def _decide(
-    matcher: Matcher, seen: SeenRequest, urls: tuple[str, ...], parsed: ParsedBody | None
+    matcher: Matcher,
+    seen: SeenRequest,
+    fields: Iterable[tuple[bytes, bytes]],
+    urls: tuple[str, ...],
+    parsed: ParsedBody | None,
 ) -> tuple[MatchResult, str, Any]:
     error = parsed.error if parsed else None
     kind = parsed.kind if parsed else None
     near: MatchResult | None = None
+    headers: dict[str, str] | None = None
     for url in urls:  # its names in turn, each with and without its port
         if not (matcher.url_matches(url) or matcher.url_matches_decoded(url)):
             continue  # decided on its URL alone
+        headers = _overrides(fields) if headers is None else headers
         for body, note in _readings(parsed):
-            req = HttpRequest(seen.method, url, body, error, seen.headers, kind)
+            req = HttpRequest(seen.method, url, body, error, headers, kind)
             result = matcher.match(req, explain=False)
             if result.match:
                 if note:
@@ -75,7 +91,7 @@ def evaluate(
     parsed = None
     if raw:
         parsed = parse_body(raw, seen.content_type, seen.content_encoding, limit=max_body)
-    result, url, body = _decide(matcher, seen, urls, parsed)
+    result, url, body = _decide(matcher, seen, req.headers.fields, urls, parsed)
     if url != urls[0]:
         seen = with_url(seen, url)
     logged = log_body(parsed, len(raw), seen.content_encoding is not None)
@@ -94,7 +110,7 @@ def evaluate_unread(matcher: Matcher, req: http.Request, urls: tuple[str, ...]) 
     )
     seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, size)
     unread = ParsedBody(None, "unevaluable", size, "over body_size_limit, never read by the proxy")
-    result, url, _ = _decide(matcher, seen, urls, unread)
+    result, url, _ = _decide(matcher, seen, req.headers.fields, urls, unread)
     if url != urls[0]:
         seen = with_url(seen, url)
     return Evaluation(seen=seen, parsed=None, result=result, url=url, body=None, log_body=logged)

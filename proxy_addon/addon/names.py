@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import socket
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mitmproxy import http
 
@@ -52,8 +52,7 @@ def address_literal(host: str) -> str | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
+class Name(NamedTuple):
     """One host name a request gives, canonical (lower-case, IDNA, no trailing dot)."""
 
     host: str
@@ -66,8 +65,7 @@ class Name:
         return f"{self.source} {shown}"
 
 
-@dataclass(frozen=True, slots=True)
-class Addressing:
+class Addressing(NamedTuple):
     """What a request names and where the proxy would send it (before any route)."""
 
     scheme: str

@@ -12,8 +12,7 @@ import json
 import json.encoder as json_encoder
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from proxy_addon.matching.bodies import (
     RAW_TEXT_CAP,
@@ -34,8 +33,7 @@ _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 _WANTED_LENGTHS = frozenset(len(n) for n in ("content-type", "content-encoding", "upgrade"))
 
 
-@dataclass(frozen=True, slots=True)
-class SeenRequest:
+class SeenRequest(NamedTuple):
     """One request as it goes to disk: secrets redacted once, shared by the log and the record.
 
     content_type and content_encoding are as the request carries them (for the body parser);
@@ -79,7 +77,7 @@ codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
 HEADER_VALUE_CAP = 2048
-"""Characters of one header value kept in the records (matching never reads headers)."""
+"""Characters of one header value kept in the records (the matcher reads the request's own)."""
 HEADERS_CAP = 64
 """Header fields kept in the records; a request with more says how many were left out."""
 
@@ -146,7 +144,7 @@ def see_request(
 
 def with_url(seen: SeenRequest, url: str) -> SeenRequest:
     """The same request recorded under another candidate URL (same target, other host)."""
-    return replace(seen, url=redact_url(printable(url)))
+    return seen._replace(url=redact_url(printable(url)))
 
 
 def log_body(parsed: ParsedBody | None, size: int, encoded: bool = False) -> Any:

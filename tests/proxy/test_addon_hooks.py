@@ -244,3 +244,18 @@ def test_an_earlier_record_in_the_data_dir(arm, tmp_path: Path) -> None:
     armed.tctx.configure(armed.addon, clawbench_data=str(broken))
     assert armed.addon.fatal is not None and "move it away" in armed.addon.fatal
     assert armed.send(make_flow("shop.clawbench.test", 80)).error is not None
+
+
+def test_an_override_header_past_the_recorded_ones_still_counts(arm) -> None:
+    """The records keep 64 header fields; the matcher reads the request's own, so a method
+    override sent as the 70th header is still the commit."""
+    armed = arm(method="PUT")
+    filler = [(f"X-Filler-{i}", "x") for i in range(69)]
+    flow = make_flow(
+        "shop.clawbench.test", 80, headers=[*filler, ("X-HTTP-Method-Override", "PUT")]
+    )
+    armed.send(flow)
+    assert flow.error is not None
+    rec = armed.interception()
+    assert rec.request.equivalence == "method override: x-http-method-override: PUT"
+    assert "X-HTTP-Method-Override" not in rec.request.headers  # past the records' cap
