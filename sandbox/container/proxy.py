@@ -72,7 +72,8 @@ def mitmdump_argv(
     if submit_page:  # the proxy refuses loopback destinations but for this one page
         allowed = settings.get("clawbench_allow_private", [])
         given = [allowed] if isinstance(allowed, str) else list(allowed)
-        settings["clawbench_allow_private"] = [*given, f"127.0.0.1:{SUBMIT_PORT}"]
+        page = [f"127.0.0.1:{SUBMIT_PORT}", f"[::1]:{SUBMIT_PORT}"]
+        settings["clawbench_allow_private"] = [*given, *page]
     argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
     for mode in modes:
         argv += ["--mode", mode]

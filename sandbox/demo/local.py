@@ -57,7 +57,8 @@ class Setup:
     confdir: Path
     ts: str
     chromium: str | None
-    timeout: float = 30
+    timeout: float = 60
+    """Seconds an agent may take (a loaded machine slows Chromium down; a commit ends a run)."""
     browser_use: str | None = None
     """The python of a browser-use venv, when the demo runs browser-use."""
     agent_model: AgentModel | None = None

@@ -47,9 +47,10 @@ def recheck(request: dict[str, Any], schema: EvalSchema) -> Recheck:
         url = canonical_url(url)
     matcher = _matcher(schema)  # EvalSchema's validator saw to it that url_pattern compiles
     body_error = "unverified when captured" if request.get("body_unverified") else None
-    result = matcher.match(
-        HttpRequest(str(request.get("method") or ""), url, request.get("body"), body_error)
-    )
+    headers = request.get("headers") if isinstance(request.get("headers"), dict) else {}
+    method = str(request.get("method") or "")
+    # the recorded headers: a match credited through a method override re-checks the same way
+    result = matcher.match(HttpRequest(method, url, request.get("body"), body_error, headers))
     if result.match:
         return Recheck("pass", tuple(r for r in result.reasons if r))
     return Recheck("fail", result.reasons)

@@ -563,6 +563,7 @@ def test_mitmdump_listens_on_loopback_only_and_takes_user_options_last(ipv6, ups
     assert [s for s in sets if s.startswith("clawbench_allow_private=")] == [
         "clawbench_allow_private=10.1.2.0/24",
         "clawbench_allow_private=127.0.0.1:7878",
+        "clawbench_allow_private=[::1]:7878",
     ]
 
 

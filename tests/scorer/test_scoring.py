@@ -107,6 +107,6 @@ def test_the_sandbox_resolves_once_and_scores_through_the_library(
     out = capsys.readouterr()
     assert out.out == "" and "this run: 1 runs" in out.err  # the table on stderr, stdout free
     judge.script(lambda call: error(401, "invalid api key"))
-    assert score_run(batch, config) == 2
+    assert score_run(batch, config) == (2, None)
     err = capsys.readouterr().err
     assert err.startswith("clawbench-score: the judge refused the API key of judge-x")
