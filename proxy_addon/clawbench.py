@@ -11,7 +11,6 @@ and counted. DIR/.proxy-ready is written once the task is loaded and the proxy l
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import logging
 import sys
@@ -139,10 +138,6 @@ class ClawbenchInterceptor:
                 listen, self.task_file, self.task_sha256, self.matcher.log_only, MITMPROXY_VERSION
             )
         )
-        # mitmproxy's and our modules' ~90k objects live as long as the proxy: out of the
-        # collector's sight, its full collections stop rescanning them (~1% of throughput,
-        # measured side by side: docs/benchmarks.md).
-        gc.freeze()
 
     def done(self) -> None:
         if self.files is not None:
