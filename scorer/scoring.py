@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proxy_addon.records.provenance import provenance
-from proxy_addon.records.runpath import identify_from_paths
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
 from scorer.batch.corpus import Corpus, CorpusError, load_corpus
 from scorer.batch.discovery import Batch, DiscoveryError, find_batches
+from scorer.batch.identity import identify_from_paths
 from scorer.batch.judging import Judging, NoProgress, Progress
 from scorer.batch.leaderboard import LeaderboardError, check_csv, merge_csv
 from scorer.batch.rescore_summary import SUMMARY_FILE, Summary
