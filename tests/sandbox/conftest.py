@@ -10,12 +10,34 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import require
 
 CASES = Path(__file__).resolve().parent / "cases"
+
+
+def closed_request(internet: Any, image: str, out: Path, case: str, agent: Any, **over: Any) -> Any:
+    """A RunRequest for a test case on the closed network: the fake site's CA trusted, its
+    private ranges allowed, a short stop grace; `over` changes any field."""
+    from sandbox.host.executor import RunRequest
+
+    fields: dict[str, Any] = dict(
+        task_dir=CASES / case,
+        agent=agent,
+        out=out,
+        image=image,
+        network=internet.network_name,
+        upstream_ca=internet.ca,
+        stop_grace_s=2,
+        mitm_options={"clawbench_allow_private": internet.subnets},
+    )
+    fields.update(over)
+    return RunRequest(**fields)
+
+
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 

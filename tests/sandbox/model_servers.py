@@ -14,6 +14,21 @@ MODEL_HOST = "model.clawbench.test"
 PYTHON = "/opt/clawbench/venv/bin/python"
 
 
+def harness_layer(client: Any, image: str, harness: Any) -> str:
+    """The harness's layer on the image under test (built here when CI has not built it)."""
+    import docker.errors
+
+    from sandbox.harnesses import harness_image
+    from sandbox.host.image import build_harness_image
+
+    tag = harness_image(image, harness.name)
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        build_harness_image(client, harness, base=image, tag=tag)
+    return tag
+
+
 class ModelServer:
     """`python -m sandbox.scripted_models.<module> --script /script.json --port 8000 ...`."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import grp
 import json
 import pwd
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,11 @@ import pytest
 from proxy_addon.records.interception import read_interception
 from proxy_addon.records.runmeta import read_run_meta
 from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID
-from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.executor import run_task
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
-from tests.sandbox.conftest import CASES
+from tests.sandbox.conftest import closed_request
 
 pytestmark = pytest.mark.docker
 SMALL = Limits(memory=384 << 20, pids=96, cpus=1.0, disk=48 << 20)
@@ -42,18 +43,8 @@ def _run(
     case: str = "quick-null",
     limits: Limits = SMALL,
 ) -> tuple[RunOutcome, dict[str, Any]]:
-    req = RunRequest(
-        task_dir=CASES / case,
-        agent=AgentChoice("cmd", command=command),
-        out=out,
-        image=image,
-        network=internet.network_name,
-        upstream_ca=internet.ca,
-        stop_grace_s=2,
-        limits=limits,
-        mitm_options={"clawbench_allow_private": internet.subnets},
-    )
-    outcome = run_task(client, req)
+    req = closed_request(internet, image, out, case, AgentChoice("cmd", command=command))
+    outcome = run_task(client, replace(req, limits=limits))
     meta = json.loads((outcome.run_dir / "run-meta.json").read_text())
     return outcome, meta
 

@@ -19,11 +19,11 @@ import pytest
 
 from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
-from sandbox.harnesses import BROWSER_USE, harness_image
+from sandbox.harnesses import BROWSER_USE
 from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
 from scorer.cli import main as score_main
 from tests.sandbox.conftest import CASES
-from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer
+from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer, harness_layer
 
 pytestmark = pytest.mark.docker
 KEY = "sk-browser-use-test-0123456789"
@@ -46,17 +46,7 @@ def _steps(qty: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def bu_image(docker_client, sandbox_image) -> str:
-    """The browser-use layer on the image under test (built here when CI has not)."""
-    import docker.errors
-
-    from sandbox.host.image import build_harness_image
-
-    tag = harness_image(sandbox_image, BROWSER_USE.name)
-    try:
-        docker_client.images.get(tag)
-    except docker.errors.ImageNotFound:
-        build_harness_image(docker_client, BROWSER_USE, base=sandbox_image, tag=tag)
-    return tag
+    return harness_layer(docker_client, sandbox_image, BROWSER_USE)
 
 
 @pytest.fixture

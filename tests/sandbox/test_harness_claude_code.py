@@ -18,9 +18,9 @@ import pytest
 
 from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
-from sandbox.harnesses import CLAUDE_CODE, harness_image
+from sandbox.harnesses import CLAUDE_CODE
 from tests.sandbox.conftest import CASES
-from tests.sandbox.model_servers import MODEL_HOST, ModelServer
+from tests.sandbox.model_servers import MODEL_HOST, ModelServer, harness_layer
 
 pytestmark = pytest.mark.docker
 KEY = "sk-ant-claude-code-test-0123456789"
@@ -109,17 +109,7 @@ CURL = {
 
 @pytest.fixture(scope="module")
 def cc_image(docker_client, sandbox_image) -> str:
-    """The claude-code layer on the image under test (built here when CI has not)."""
-    import docker.errors
-
-    from sandbox.host.image import build_harness_image
-
-    tag = harness_image(sandbox_image, CLAUDE_CODE.name)
-    try:
-        docker_client.images.get(tag)
-    except docker.errors.ImageNotFound:
-        build_harness_image(docker_client, CLAUDE_CODE, base=sandbox_image, tag=tag)
-    return tag
+    return harness_layer(docker_client, sandbox_image, CLAUDE_CODE)
 
 
 @pytest.fixture

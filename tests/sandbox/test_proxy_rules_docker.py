@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.executor import run_task
 from sandbox.host.payload import AgentChoice
-from tests.sandbox.conftest import CASES
+from tests.sandbox.conftest import closed_request
 
 pytestmark = pytest.mark.docker
 BODY = '-H \'Content-Type: application/json\' -d \'{"item": "lamp", "qty": 2}\''
@@ -25,17 +25,8 @@ DIRECT = "curl -sS -k --noproxy '*' --max-time 15 -o /dev/null -w '%{http_code}\
 def _run(
     client: Any, internet: Any, image: str, out: Path, command: str, case: str = "shop-checkout"
 ) -> Any:
-    req = RunRequest(
-        task_dir=CASES / case,
-        agent=AgentChoice("cmd", command=command),
-        out=out,
-        image=image,
-        network=internet.network_name,
-        upstream_ca=internet.ca,
-        stop_grace_s=2,
-        mitm_options={"clawbench_allow_private": internet.subnets},
-    )
-    return run_task(client, req)
+    agent = AgentChoice("cmd", command=command)
+    return run_task(client, closed_request(internet, image, out, case, agent))
 
 
 def _log(outcome: Any) -> list[dict[str, Any]]:

@@ -32,12 +32,12 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
 from sandbox.host.docker_api import BATCH_LABEL, LABEL
-from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.executor import run_task
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
-from tests.sandbox.conftest import CASES
+from tests.sandbox.conftest import CASES, closed_request
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,29 +61,12 @@ def _args(internet: Any, image: str, out: Path) -> list[str]:
     ]
 
 
-def _request(
-    internet: Any, image: str, out: Path, case: str, agent: AgentChoice, **over: Any
-) -> RunRequest:
-    fields: dict[str, Any] = dict(
-        task_dir=CASES / case,
-        agent=agent,
-        out=out,
-        image=image,
-        network=internet.network_name,
-        upstream_ca=internet.ca,
-        stop_grace_s=2,
-        mitm_options={"clawbench_allow_private": internet.subnets},
-    )
-    fields.update(over)
-    return RunRequest(**fields)
-
-
 def _quick_cmd(
     client: Any, internet: Any, image: str, out: Path, command: str, **over: Any
 ) -> RunOutcome:
     """Run a shell command as the agent of the quick-null task (a 1-minute task, no commit)."""
     agent = AgentChoice("cmd", command=command)
-    return run_task(client, _request(internet, image, out, "quick-null", agent, **over))
+    return run_task(client, closed_request(internet, image, out, "quick-null", agent, **over))
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -109,7 +92,7 @@ def time_limit_run(docker_client, sandbox_image, internet, tmp_path_factory):
     """Start the 1-minute run in the background; its test collects it last."""
     pool = ThreadPoolExecutor(max_workers=1)
     agent = AgentChoice("cmd", command="trap '' TERM; while true; do sleep 1; done")
-    req = _request(
+    req = closed_request(
         internet,
         sandbox_image,
         tmp_path_factory.mktemp("slow"),
@@ -257,7 +240,7 @@ def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
     before = len(internet.log())
     outcome = run_task(
         docker_client,
-        _request(
+        closed_request(
             internet, sandbox_image, tmp_path, "direct-order", AgentChoice("cmd", command=command)
         ),
     )
@@ -283,7 +266,7 @@ def test_bypass_attempts_fail_for_the_agent_and_succeed_for_the_proxy_user(
 ) -> None:
     started: list[Any] = []
     command = f"python3 /my-info/probe.py {internet.ipv4} {internet.ipv6} --wait-release"
-    req = _request(
+    req = closed_request(
         internet,
         sandbox_image,
         tmp_path,
@@ -494,7 +477,7 @@ def test_a_setup_exception_in_the_runner_is_a_recorded_infra_failure(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
     # A library caller can pass what the CLI refuses: config.json's model rejects it.
-    req = _request(
+    req = closed_request(
         internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null"), stop_grace_s=-1
     )
     outcome = run_task(docker_client, req)
@@ -544,7 +527,7 @@ def test_a_stop_between_create_and_start_never_starts_the_container(
         seen.append((container, container.status))
         stop.set()
 
-    req = _request(
+    req = closed_request(
         internet,
         sandbox_image,
         tmp_path,
@@ -732,7 +715,7 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
     command = f"cd /tmp && python3 -c '{harness}'"
     outcome = run_task(
         docker_client,
-        _request(
+        closed_request(
             internet, sandbox_image, tmp_path, "direct-order", AgentChoice("cmd", command=command)
         ),
     )
@@ -801,7 +784,7 @@ def test_null_agent_does_nothing(docker_client, sandbox_image, internet, tmp_pat
     before = len(internet.log())
     outcome = run_task(
         docker_client,
-        _request(internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null")),
+        closed_request(internet, sandbox_image, tmp_path, "quick-null", AgentChoice("null")),
     )
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert (meta.stop_reason, meta.egress_blocked) == ("agent_exited", 0)
@@ -826,7 +809,7 @@ def test_headless_chromium_agent_trusts_the_proxy_and_its_submit_is_intercepted(
     )
     outcome = run_task(
         docker_client,
-        _request(
+        closed_request(
             internet,
             sandbox_image,
             tmp_path,
