@@ -29,7 +29,8 @@ class Tokens(BaseModel):
 
 class LeaderboardRow(BaseModel):
     """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
-    rate's Wilson 95% interval (all rates in percent, 2 decimals; "" in rows written before)."""
+    rate's Wilson 95% interval (all rates in percent, 2 decimals) and the agents' tokens and cost
+    ("" in rows written before, and where unknown)."""
 
     model_config = _FORBID
 
@@ -42,6 +43,27 @@ class LeaderboardRow(BaseModel):
     wall_hours: str
     pass_rate_ci_low: str = ""
     pass_rate_ci_high: str = ""
+    agent_input_tokens: str = ""  # "" when no run recorded usage
+    agent_output_tokens: str = ""
+    agent_cost_usd: str = ""  # 4 decimals; "" unless every run with usage is priced
+
+
+class AgentUsageTotals(BaseModel):
+    """The agents' own model calls over runs (run-meta.json's agent_usage, counted by the proxy),
+    priced with models.yaml's price_per_million_tokens. Every run counts, re-runs and extras
+    included: it is what the batch spent."""
+
+    model_config = _FORBID
+
+    runs_with_usage: int = 0
+    runs_without_usage: int = 0  # no agent_usage: not a harness run, or no call went out
+    calls: int = 0
+    calls_without_usage: int = 0  # replies that named no usage: their tokens are not counted
+    input_tokens: int = 0  # cached ones included
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float | None = None  # None unless every run with usage is priced
+    runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
 
 
 class Counts(BaseModel):
@@ -67,6 +89,7 @@ class Counts(BaseModel):
     pass_rate_with_judge: float | None = None
     pass_rate_stage1_only_ci: list[float] | None = None  # Wilson 95%: [low, high] fractions
     pass_rate_with_judge_ci: list[float] | None = None
+    agent_usage: AgentUsageTotals = Field(default_factory=AgentUsageTotals)
 
 
 class Entry(Counts):
@@ -183,6 +206,7 @@ def read_summary(batch_dir: Path) -> Summary:
 
 __all__ = [
     "SUMMARY_FILE",
+    "AgentUsageTotals",
     "Counts",
     "Entry",
     "LeaderboardRow",

@@ -133,6 +133,7 @@ def test_optional_fields_are_shown_when_present(batches: Batches, tmp_path: Path
     assert "4.2% – 61.3%" in text  # the summary's interval, not recomputed
     assert "judge-y says: <i>no</i>" in text and "data/judge.judge-y.json" in text
     assert "claims success" in text and "curl 8.5.0" in text and "1234" in text
+    assert "1,234 / 56" in text and "$0.0029" in text  # 1234 x $2 + 56 x $8 per million
     assert "claims failure" in text and "Could not find the cart." in text
 
 
