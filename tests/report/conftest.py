@@ -103,8 +103,9 @@ def build(tmp: Path) -> Batches:
     )
     _add_meta(ours, harness_version="curl 8.5.0",
               agent_claim={"success": True, "text": "Added the <b>red mug</b> to the cart."},
-              agent_usage={"calls": 3, "models": {"qwen3-coder-2026-01": {  # the reply's name
-                  "calls": 3, "input_tokens": 1234, "cached_tokens": 200, "output_tokens": 56}}})  # fmt: skip
+              agent_usage={"calls": 3, "models": {"qwen3-coder-2026-01": {  # as the reply names it
+                  "calls": 3, "input_tokens": 1234, "cached_tokens": 200,
+                  "output_tokens": 56}}})  # fmt: skip
     exited = our_run(judged, "cart-01", _task("cart-01"), model=OUR_MODEL, stop_reason="agent_idle")
     _add_meta(exited, agent_claim={"success": False, "text": "Could not find the cart."})
     with start_judge_server(_judge) as server:
