@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sandbox.host.docker_api import EngineError
 from scorer.display import print_result
-from scorer.models_yaml import ConfigError, JudgeConfig
+from scorer.models_yaml import ConfigError, JudgeConfig, read_prices
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, resolve_judge, score
 
 
@@ -27,8 +27,11 @@ class JudgeUnavailable(EngineError):
 
 
 def check_judge(judge_model: str, models_yaml: Path | None = None) -> JudgeConfig:
-    """The judge resolved as the scorer resolves it; JudgeUnavailable (entry, key) if it is not."""
+    """The judge resolved as the scorer resolves it, and the prices it will read from
+    models_yaml checked; JudgeUnavailable (entry, key) if either is wrong."""
     try:
+        if models_yaml is not None:
+            read_prices(models_yaml)
         return resolve_judge(judge_model, models_yaml)
     except ConfigError as e:
         raise JudgeUnavailable(f"--judge-model: {e}") from e
