@@ -64,17 +64,11 @@ def score_run(
     return (1 if result.write_errors else 0), result
 
 
-def score_command(path: Path, judge_model: str, models_yaml: Path | None = None) -> list[str]:
-    """The clawbench-score arguments that score path with this judge."""
-    argv = [str(path), "--judge-model", judge_model]
-    if models_yaml is not None:
-        argv += ["--models-yaml", str(models_yaml)]
-    return argv
-
-
 def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | None) -> str:
     """One line saying scoring failed (its error above) and how to score again."""
-    again = " ".join(["clawbench-score", *score_command(path, judge_model, models_yaml)])
+    again = f"clawbench-score {path} --judge-model {judge_model}"
+    if models_yaml is not None:
+        again += f" --models-yaml {models_yaml}"
     how = "was interrupted" if code == 130 else f"failed (exit {code}, its error above)"
     return f"scoring {how}; the runs are kept, score them again with: {again}"
 
@@ -82,7 +76,6 @@ def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | 
 __all__ = [
     "JudgeUnavailable",
     "check_judge",
-    "score_command",
     "score_run",
     "score_runs",
     "scoring_failed",

@@ -13,11 +13,11 @@ per batch. An interrupted batch resumes from its judge files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proxy_addon.records.batchsummary import elapsed_seconds
 from proxy_addon.records.provenance import provenance
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
@@ -240,16 +240,6 @@ def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -
     return None
 
 
-def _batch_elapsed(batch: Batch) -> float | None:
-    """batch-summary.json's elapsed_seconds, whoever wrote it (ours or the reference's)."""
-    try:
-        data = json.loads((batch.path / "batch-summary.json").read_bytes())
-        value = data.get("elapsed_seconds") if isinstance(data, dict) else None
-        return float(value) if isinstance(value, int | float) else None
-    except (OSError, ValueError):
-        return None
-
-
 def _options(
     opts: ScoreOptions,
     spec: JudgeSpec | None,
@@ -271,7 +261,7 @@ def _options(
         prompt_versions=spec.versions if spec else None,
         dataset=_dataset(opts, corpus, recs),
         enforce_recheck=opts.enforce_recheck,
-        batch_elapsed_s=_batch_elapsed(batch),
+        batch_elapsed_s=elapsed_seconds(batch.path),
         provenance=provenance(),
         prices=prices,
     )

@@ -7,6 +7,7 @@ time, so a resumed run writes the same summary.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -187,21 +188,54 @@ class Summary(Counts):
         return out
 
 
+def _known(model: type[BaseModel], data: Any) -> Any:
+    """data with only the keys model declares (a newer version's file carries more)."""
+    if not isinstance(data, dict):
+        return data
+    return {k: v for k, v in data.items() if k in model.model_fields}
+
+
+def parse_summary(data: Any, path: Path) -> Summary:
+    """rescore-summary.json's content as a Summary: keys a newer version added are left out,
+    so an older reader still reads it; SummaryError names the file and the key at fault."""
+    if not isinstance(data, dict):
+        raise SummaryError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    known = _known(Summary, data)
+    nested = {"leaderboard": LeaderboardRow, "agent_usage": AgentUsageTotals, "tokens": Tokens}
+    entries = known.get("entries")
+    if isinstance(entries, list):
+        entries = known["entries"] = [_known(Entry, e) for e in entries]
+    if isinstance(known.get("tasks"), list):
+        known["tasks"] = [_known(TaskRow, t) for t in known["tasks"]]
+    for part in [known, *(entries if isinstance(entries, list) else [])]:
+        if isinstance(part, dict):
+            part.update({k: _known(m, part[k]) for k, m in nested.items() if k in part})
+    try:
+        return Summary.model_validate(known)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        where = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        batch = path.parent
+        why = f"{first['msg']}; score the batch again: clawbench-score {batch}"
+        raise SummaryError(f"{path}: {where}: {why}") from e
+
+
 def read_summary(batch_dir: Path) -> Summary:
     """The batch's rescore-summary.json; SummaryError when it is missing or not ours."""
     path = batch_dir / SUMMARY_FILE
     try:
-        return Summary.model_validate_json(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         why = f"{path}: missing; score the batch first: clawbench-score {batch_dir}"
         raise SummaryError(why) from None
     except OSError as e:
         raise SummaryError(f"{path}: cannot read: {e.strerror or e}") from e
-    except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        where = ".".join(str(x) for x in first["loc"]) or "(top level)"
-        why = f"{first['msg']}; score the batch again: clawbench-score {batch_dir}"
-        raise SummaryError(f"{path}: {where}: {why}") from e
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        why = f"not JSON ({e}); score the batch again: clawbench-score {batch_dir}"
+        raise SummaryError(f"{path}: {why}") from e
+    return parse_summary(data, path)
 
 
 __all__ = [
@@ -214,5 +248,6 @@ __all__ = [
     "SummaryError",
     "TaskRow",
     "Tokens",
+    "parse_summary",
     "read_summary",
 ]
