@@ -108,6 +108,8 @@ def build(tmp: Path) -> Batches:
                   "output_tokens": 56}}})  # fmt: skip
     exited = our_run(judged, "cart-01", _task("cart-01"), model=OUR_MODEL, stop_reason="agent_idle")
     _add_meta(exited, agent_claim={"success": False, "text": "Could not find the cart."})
+    said_done = our_run(judged, "cart-02", _task("cart-02"), model=OUR_MODEL)  # nothing committed
+    _add_meta(said_done, agent_claim={"success": True, "text": "Done: the mug is in your cart."})
     with start_judge_server(_judge) as server:
         yaml = models_yaml(tmp / "models.yaml", server)
         with yaml.open("a") as f:  # the agent's price: USD per million tokens
