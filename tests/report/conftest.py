@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.batches import our_run, reference_run, task_json, write_corpus
+from bench.batches import our_run, task_json, write_corpus
+from bench.reference_batches import reference_run
 from proxy_addon.addon.launcher import start_proxy
 from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main as score

@@ -11,7 +11,8 @@ from urllib.parse import unquote
 import pytest
 
 import scorer.html_report as html_report
-from bench.batches import reference_run, task_json
+from bench.batches import task_json
+from bench.reference_batches import reference_run
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from scorer.html_report.markup import el, join

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import our_run, reference_meta, reference_run, task_json, write_corpus
+from bench.batches import our_run, task_json, write_corpus
+from bench.reference_batches import reference_meta, reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.cli import main
 from tests.scorer.conftest import models_yaml

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import reference_run, task_json, write_corpus
+from bench.batches import task_json, write_corpus
+from bench.reference_batches import reference_run
 from scorer.cli import main
 from scorer.stats import mcnemar_exact
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import reference_run, task_json
+from bench.batches import task_json
+from bench.reference_batches import reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import reference_run, task_json, write_corpus
+from bench.batches import task_json, write_corpus
+from bench.reference_batches import reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, error, verdict
 from scorer.cli import main
 from scorer.scoring import ScoreOptions, resolve_judge, score

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import reference_run, task_json
+from bench.batches import task_json
+from bench.reference_batches import reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.batch.scored_run import decide_match
 from scorer.cli import main

@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.batches import reference_run, task_json
+from bench.batches import task_json
+from bench.reference_batches import reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.display import PlainProgress
 from scorer.judge.scheduler import JudgeJob, JudgeResult

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.batches import reference_run, task_json, write_corpus
+from bench.batches import task_json, write_corpus
+from bench.reference_batches import reference_run
 from proxy_addon.records.runpath import PathIdentity, parse_run_dir
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.batch.leaderboard import LEADERBOARD_COLUMNS

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import scorer.scoring as scoring_module
-from bench.batches import reference_run, task_json
+from bench.batches import task_json
+from bench.reference_batches import reference_run
 from sandbox.judging import JudgeUnavailable, check_judge, score_run, score_runs
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, error, verdict
 from scorer.models_yaml import ConfigError
