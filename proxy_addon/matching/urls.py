@@ -14,6 +14,8 @@ def remove_dot_segments(path: str) -> str:
     """RFC 3986 section 5.2.4, with %2e read as a dot as browsers do."""
     if "." not in path and "%" not in path:
         return path
+    if "%" not in path and path.startswith("/") and "/." not in path:
+        return path  # dots inside names only (/static/app.js): no segment is . or ..
     if "%" in path:
         # Only whole segments of encoded dots are dot segments; decode just those.
         path = "/".join(
