@@ -63,9 +63,8 @@ def _decide(
     kind = parsed.kind if parsed else None
     near: MatchResult | None = None
     headers: dict[str, str] | None = None
-    for url in urls:  # its names in turn, each with and without its port
-        if not (matcher.url_matches(url) or matcher.url_matches_decoded(url)):
-            continue  # decided on its URL alone
+    # its names in turn, each with and without its port; the others are decided on the URL alone
+    for url in matcher.matching_urls(urls):
         headers = _overrides(fields) if headers is None else headers
         for body, note in _readings(parsed):
             req = HttpRequest(seen.method, url, body, error, headers, kind)

@@ -46,7 +46,7 @@ def server_equivalent(url: str) -> str | None:
     path merged (nginx's merge_slashes, Python's http.server) and percent-encoded unreserved
     characters decoded (RFC 3986 6.2.2.2: /%63heckout is /checkout); else None. Browsers never
     send such paths for a link they were given; a script can, by accident or not."""
-    if "%" not in url and url.find("//", url.find("//") + 2) < 0:
+    if not reads_otherwise(url):
         return None  # the common case, decided in two scans
     span = path_span(url)
     if span is None:
@@ -58,6 +58,12 @@ def server_equivalent(url: str) -> str | None:
     new = _PCT_UNRESERVED.sub(lambda m: chr(int(m.group(0)[1:], 16)), path)
     new = remove_dot_segments(_SLASHES.sub("/", new))
     return None if new == path else url[:start] + new + url[end:]
+
+
+def reads_otherwise(url: str) -> bool:
+    """Whether servers may route an absolute URL to another path than it spells: only a '%' or a
+    slash repeated past the scheme's can make them (server_equivalent, decoded_separators)."""
+    return "%" in url or url.find("//", url.find("//") + 2) >= 0
 
 
 def path_span(url: str) -> tuple[int, int] | None:
@@ -156,6 +162,7 @@ __all__ = [
     "canonical_host",
     "canonical_url",
     "path_span",
+    "reads_otherwise",
     "remove_dot_segments",
     "request_url",
     "server_equivalent",
