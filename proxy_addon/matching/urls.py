@@ -62,8 +62,8 @@ def server_equivalent(url: str) -> str | None:
 
 def reads_otherwise(url: str) -> bool:
     """Whether servers may route an absolute URL to another path than it spells: only a '%' or a
-    slash repeated past the scheme's can make them (server_equivalent, decoded_separators)."""
-    return "%" in url or url.find("//", url.find("//") + 2) >= 0
+    '//' besides the scheme's can make them (server_equivalent, decoded_separators)."""
+    return "%" in url or url.count("//") > 1
 
 
 def path_span(url: str) -> tuple[int, int] | None:
