@@ -85,10 +85,7 @@ HEADERS_CAP = 64
 def cap_headers(headers: dict[str, str]) -> dict[str, str]:
     """The headers as recorded: each value cut at HEADER_VALUE_CAP, at most HEADERS_CAP of
     them, so an agent's 4 MB header cannot make a 4 MB line of requests.jsonl."""
-    if (
-        len(headers) <= HEADERS_CAP
-        and max(map(len, headers.values()), default=0) <= HEADER_VALUE_CAP
-    ):
+    if len(headers) <= HEADERS_CAP and all(len(v) <= HEADER_VALUE_CAP for v in headers.values()):
         return headers
     kept = {}
     for name, value in list(headers.items())[:HEADERS_CAP]:
