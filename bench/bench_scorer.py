@@ -201,7 +201,8 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
         "Notes. Under the 8-slot judge the floor is the judge's own pace: N calls, 8 at a time, "
         f"{latency * 1000:.0f} ms each. Ours starts at 32 calls in flight, parks each call that "
         "draws a 429 for its Retry-After without spending a try, and halves its concurrency "
-        "(AIMD), so no verdict is lost; the reference retries a 429 twice with 1 s and 2 s "
+        "(AIMD; a probe above the level the judge carried that draws a 429 returns to that "
+        "level), so no verdict is lost; the reference retries a 429 twice with 1 s and 2 s "
         "sleeps and then records match=null, which its summary counts against the model. The "
         "cached re-run makes no judge call and never imports the openai client.",
         "",

@@ -6,7 +6,8 @@ Usage:
 Every request is matched against the task's eval_schema with the shared matcher and logged to
 DIR/requests.jsonl. The first match is blocked before any byte reaches the upstream, recorded in
 DIR/interception.json (atomically) and DIR/.stop-requested is touched; later matches are blocked
-and counted. DIR/.proxy-ready is written once the task is loaded and the proxy listens.
+and counted; a block that cannot be recorded stops the proxy (the run ends proxy_failed).
+DIR/.proxy-ready is written once the task is loaded and the proxy listens.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from proxy_addon.addon.options import (
     unparsable_deferred,
 )
 from proxy_addon.addon.requestlog import log_line, safe_reasons, websocket_line
-from proxy_addon.addon.runfiles import RunFiles, listen_specs
+from proxy_addon.addon.runfiles import RecordFailed, RunFiles, listen_specs
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.records.interception import ProxyReady
 
@@ -269,7 +270,13 @@ class ClawbenchInterceptor:
     def _record(self, flow: http.HTTPFlow, found: Evaluation) -> None:
         assert self.files is not None
         flow.metadata[_DONE] = True
-        self.files.record(found.seen, found.body, found.result)
+        try:
+            self.files.record(found.seen, found.body, found.result)
+        except RecordFailed as e:
+            # Blocked but not recorded: were the agent to run on, the run would be scored as if
+            # it never committed. Stopping the proxy ends it proxy_failed (an infra failure).
+            self._fail(f"clawbench: {e}; stopping the proxy (data dir {self.files.data})")
+            ctx.master.shutdown()
 
     def _log(self, flow: http.HTTPFlow, found: Evaluation, refused: str | None = None) -> None:
         assert self.files is not None

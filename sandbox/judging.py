@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sandbox.host.docker_api import EngineError
 from scorer.display import print_result
-from scorer.models_yaml import ConfigError, JudgeConfig
+from scorer.models_yaml import ConfigError, JudgeConfig, read_prices
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, resolve_judge, score
 
 
@@ -27,8 +27,11 @@ class JudgeUnavailable(EngineError):
 
 
 def check_judge(judge_model: str, models_yaml: Path | None = None) -> JudgeConfig:
-    """The judge resolved as the scorer resolves it; JudgeUnavailable (entry, key) if it is not."""
+    """The judge resolved as the scorer resolves it, and the prices it will read from
+    models_yaml checked; JudgeUnavailable (entry, key) if either is wrong."""
     try:
+        if models_yaml is not None:
+            read_prices(models_yaml)
         return resolve_judge(judge_model, models_yaml)
     except ConfigError as e:
         raise JudgeUnavailable(f"--judge-model: {e}") from e
@@ -61,17 +64,11 @@ def score_run(
     return (1 if result.write_errors else 0), result
 
 
-def score_command(path: Path, judge_model: str, models_yaml: Path | None = None) -> list[str]:
-    """The clawbench-score arguments that score path with this judge."""
-    argv = [str(path), "--judge-model", judge_model]
-    if models_yaml is not None:
-        argv += ["--models-yaml", str(models_yaml)]
-    return argv
-
-
 def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | None) -> str:
     """One line saying scoring failed (its error above) and how to score again."""
-    again = " ".join(["clawbench-score", *score_command(path, judge_model, models_yaml)])
+    again = f"clawbench-score {path} --judge-model {judge_model}"
+    if models_yaml is not None:
+        again += f" --models-yaml {models_yaml}"
     how = "was interrupted" if code == 130 else f"failed (exit {code}, its error above)"
     return f"scoring {how}; the runs are kept, score them again with: {again}"
 
@@ -79,7 +76,6 @@ def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | 
 __all__ = [
     "JudgeUnavailable",
     "check_judge",
-    "score_command",
     "score_run",
     "score_runs",
     "scoring_failed",

@@ -12,6 +12,7 @@ options and its result into output.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import signal
 import sys
@@ -19,7 +20,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from scorer import cli_calibrate, cli_compare
 from scorer.batch.judging import NoProgress, Progress
 from scorer.batch.scored_run import DECIDE_RULES
 from scorer.display import PlainProgress, ProgressReporter, print_result
@@ -27,7 +27,8 @@ from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
 from scorer.models_yaml import DEFAULT_JUDGE
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 
-COMMANDS = {"compare": cli_compare.main, "calibrate": cli_calibrate.main}
+COMMANDS = {"compare": "scorer.cli_compare", "calibrate": "scorer.cli_calibrate"}
+"""Subcommand → its module, imported when chosen (calibrate's data is no part of scoring)."""
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -199,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed, 2 on bad input, 130 interrupted."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        return COMMANDS[argv[0]](argv[1:])
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     args = parser().parse_args(argv)
     try:
         with _sigterm_interrupts():

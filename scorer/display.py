@@ -150,7 +150,22 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
     for judge in summary.get("judges", []) if len(summary.get("judges", [])) > 1 else []:
         rates = [c.get("judge_pass_rates", {}).get(judge) for _, c in columns]
         table.add_row(f"  by {judge} alone", *(_pct(r) for r in rates))
+    if (summary.get("agent_usage") or {}).get("runs_with_usage"):
+        usages = [c.get("agent_usage") or {} for _, c in columns]
+        table.add_row("agent tokens in/out", *(_tokens(u) for u in usages))
+        table.add_row("agent cost", *(_cost(u) for u in usages))
     return table
+
+
+def _tokens(usage: dict[str, Any]) -> str:
+    if not usage.get("runs_with_usage"):
+        return "-"
+    return f"{usage['input_tokens']:,} / {usage['output_tokens']:,}"
+
+
+def _cost(usage: dict[str, Any]) -> str:
+    cost = usage.get("cost_usd")
+    return "-" if cost is None else f"${cost:.4f}"
 
 
 def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
@@ -169,6 +184,29 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
     if len(out) > limit:
         out = [*out[:limit], f"... and {len(out) - limit} more (see tasks[] in the summary)"]
     return out
+
+
+def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
+    """The agents' own model calls and cost in a line; None when no run recorded usage."""
+    if not usage or not usage.get("runs_with_usage"):
+        return None
+    line = (
+        f"agent model calls {usage['calls']}, tokens in {usage['input_tokens']} "
+        f"({usage['cached_tokens']} cached) out {usage['output_tokens']}"
+    )
+    if usage.get("cost_usd") is not None:
+        line += f", cost ${usage['cost_usd']:.4f}"
+    elif usage.get("runs_unpriced"):
+        line += (
+            f", cost unknown: {usage['runs_unpriced']} runs' models have no "
+            "price_per_million_tokens in --models-yaml"
+        )
+    notes = []
+    if usage.get("runs_without_usage"):
+        notes.append(f"{usage['runs_without_usage']} runs recorded none")
+    if usage.get("calls_without_usage"):
+        notes.append(f"{usage['calls_without_usage']} replies named no usage (not counted)")
+    return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _judges(s: dict[str, Any]) -> str:
@@ -191,6 +229,8 @@ def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
             "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
             highlight=False,
         )
+    if (usage := agent_usage_line(s.get("agent_usage"))) is not None:
+        console.print(usage, highlight=False, markup=False)
     if s.get("agreement"):
         shown = render_agreement(Agreement.model_validate(s["agreement"]))
         console.print(f"decided by {s.get('decide')}; {shown}", highlight=False, markup=False)
@@ -235,6 +275,7 @@ def print_result(result: ScoreResult, console: Console) -> None:
 __all__ = [
     "PlainProgress",
     "ProgressReporter",
+    "agent_usage_line",
     "print_result",
     "print_summary",
     "result_line",

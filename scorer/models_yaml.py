@@ -1,8 +1,10 @@
 """The judge's model entry: models.yaml in the reference's format, ${ENV} expansion, the default.
 
 An entry is `name: {base_url, api_type, api_key | api_keys, thinking_level?, temperature?,
-max_tokens?}`; the entry name is the model id sent to the API. Only the entry the judge uses is
-validated, so a models.yaml shared with agent runs may hold entries we never read.
+max_tokens?, price_per_million_tokens?}`; the entry name is the model id sent to the API. Only the
+entry the judge uses is validated, so a models.yaml shared with agent runs may hold entries we
+never read. `price_per_million_tokens` {input, output, cached_input?} (USD) prices an agent
+model's token usage in the scorer's summaries; read_prices reads it without the entry's keys.
 """
 
 from __future__ import annotations
@@ -16,17 +18,29 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DEFAULT_JUDGE = "deepseek-v4-pro"
 """The judge used unless another is named (SPEC section 6)."""
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 API_TYPES = ("openai-completions", "openai-responses", "google-generative-ai", "anthropic-messages")
+PRICE_EXAMPLE = "price_per_million_tokens: {input: 1.25, output: 10, cached_input: 0.125}"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(ValueError):
     """A judge configuration problem; the message names the file, entry and key."""
+
+
+class Price(BaseModel):
+    """USD per million tokens. cached_input: for input tokens served from a prompt cache
+    (default: the input price)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
 
 
 class ModelEntry(BaseModel):
@@ -41,6 +55,19 @@ class ModelEntry(BaseModel):
     thinking_level: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    price_per_million_tokens: Price | None = None
+
+
+_ENTRY_KEYS = ", ".join(ModelEntry.model_fields)
+
+
+def _field_error(e: ValidationError, where: str, name: str, keys: str) -> ConfigError:
+    """The first problem of an entry, naming the file, the entry and the key."""
+    first = e.errors(include_url=False)[0]
+    key = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return ConfigError(f"{where}: entry {name!r} key {key!r}: unknown key (allowed: {keys})")
+    return ConfigError(f"{where}: entry {name!r} key {key!r}: {first['msg']}")
 
 
 @dataclass(frozen=True)
@@ -139,14 +166,7 @@ def entry_config(
     try:
         entry = ModelEntry.model_validate(expanded)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        key = ".".join(str(p) for p in first["loc"])
-        if first["type"] == "extra_forbidden":
-            raise ConfigError(
-                f"{where}: entry {name!r} key {key!r}: unknown key (allowed: base_url, api_type, "
-                "api_key, api_keys, thinking_level, temperature, max_tokens)"
-            ) from e
-        raise ConfigError(f"{where}: entry {name!r} key {key!r}: {first['msg']}") from e
+        raise _field_error(e, where, name, _ENTRY_KEYS) from e
     if entry.api_type not in API_TYPES:
         raise ConfigError(
             f"{where}: entry {name!r} api_type {entry.api_type!r} cannot judge "
@@ -181,6 +201,31 @@ def entry_config(
         param_env_vars=tuple(sorted(params)),
         api_keys=keys,
     )
+
+
+class _PriceOnly(BaseModel):
+    """An entry read for its price alone: its other keys are the judge's or the agent's."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    price_per_million_tokens: Price | None = None
+
+
+def read_prices(models_yaml: Path) -> dict[str, Price]:
+    """Every entry's price_per_million_tokens (entries without one left out), checked without
+    the rest of the entry, so pricing needs no API key; ConfigError names the entry and key."""
+    prices: dict[str, Price] = {}
+    for name, raw in read_models_yaml(models_yaml).items():
+        if not isinstance(raw, dict):
+            continue  # not an entry the scorer prices; whoever uses it reports it
+        try:
+            price = _PriceOnly.model_validate(raw).price_per_million_tokens
+        except ValidationError as e:
+            problem = _field_error(e, str(models_yaml), str(name), "input, output, cached_input")
+            raise ConfigError(f"{problem} (USD per million tokens, e.g. {PRICE_EXAMPLE})") from e
+        if price is not None:
+            prices[str(name)] = price
+    return prices
 
 
 def default_judge(env: Mapping[str, str] | None = None) -> JudgeConfig:
@@ -233,9 +278,11 @@ __all__ = [
     "ConfigError",
     "JudgeConfig",
     "ModelEntry",
+    "Price",
     "default_judge",
     "entry_config",
     "openai_base_url",
     "read_models_yaml",
+    "read_prices",
     "resolve_judge",
 ]

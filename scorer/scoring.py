@@ -13,11 +13,11 @@ per batch. An interrupted batch resumes from its judge files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from proxy_addon.records.batchsummary import elapsed_seconds
 from proxy_addon.records.provenance import provenance
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
@@ -33,7 +33,7 @@ from scorer.batch.scored_run import DECIDE_RULES, Decide
 from scorer.batch.writer import Writer, write_if_changed
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
 from scorer.judge.scheduler import CallSettings, CallStats, JudgeFatal
-from scorer.models_yaml import ConfigError, JudgeConfig, resolve_judge
+from scorer.models_yaml import ConfigError, JudgeConfig, Price, read_prices, resolve_judge
 
 SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
 """What score() raises for bad input or a judge that cannot serve: each says what and where in
@@ -158,6 +158,7 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
     batches = _find(opts.paths)
     corpus = load_corpus(opts.tasks) if opts.tasks else None
     spec = _judge_spec(opts)
+    prices = read_prices(opts.models_yaml) if opts.models_yaml else {}
     writer = Writer()
     judging = Judging(spec, writer, progress or NoProgress())
     result = ScoreResult()
@@ -178,7 +179,8 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
         for name in ("to_judge", "cached", "reused_priors", "pending_left", "kept_on_error"):
             setattr(result, name, getattr(judging.tally, name))
     for batch, recs, plans in planned:
-        result.batches.append(_batch_score(batch, recs, plans, opts, spec, corpus))
+        summary_opts = _options(opts, spec, corpus, batch, recs, prices)
+        result.batches.append(_batch_score(batch, plans, summary_opts))
     if spec is not None and len(spec.configs) > 1:
         result.ranking = _ranking(result)
     if opts.csv is not None:
@@ -186,17 +188,8 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
     return result
 
 
-def _batch_score(
-    batch: Batch,
-    recs: list[RunRecord],
-    plans: list[Plan],
-    opts: ScoreOptions,
-    spec: JudgeSpec | None,
-    corpus: Corpus | None,
-) -> BatchScore:
-    summary = summarize(
-        batch.path, [p.scored for p in plans], _options(opts, spec, corpus, batch, recs)
-    )
+def _batch_score(batch: Batch, plans: list[Plan], opts: SummaryOptions) -> BatchScore:
+    summary = summarize(batch.path, [p.scored for p in plans], opts)
     written = False
     if not batch.single_run:
         written = write_if_changed(batch.path / SUMMARY_FILE, summary.to_json())
@@ -247,22 +240,13 @@ def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -
     return None
 
 
-def _batch_elapsed(batch: Batch) -> float | None:
-    """batch-summary.json's elapsed_seconds, whoever wrote it (ours or the reference's)."""
-    try:
-        data = json.loads((batch.path / "batch-summary.json").read_bytes())
-        value = data.get("elapsed_seconds") if isinstance(data, dict) else None
-        return float(value) if isinstance(value, int | float) else None
-    except (OSError, ValueError):
-        return None
-
-
 def _options(
     opts: ScoreOptions,
     spec: JudgeSpec | None,
     corpus: Corpus | None,
     batch: Batch,
     recs: list[RunRecord],
+    prices: Mapping[str, Price],
 ) -> SummaryOptions:
     return SummaryOptions(
         corpus_slugs=sorted(corpus.tasks) if corpus is not None else None,
@@ -277,8 +261,9 @@ def _options(
         prompt_versions=spec.versions if spec else None,
         dataset=_dataset(opts, corpus, recs),
         enforce_recheck=opts.enforce_recheck,
-        batch_elapsed_s=_batch_elapsed(batch),
+        batch_elapsed_s=elapsed_seconds(batch.path),
         provenance=provenance(),
+        prices=prices,
     )
 
 

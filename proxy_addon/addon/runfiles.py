@@ -1,8 +1,17 @@
 """The addon's files in a run's data dir: requests.jsonl (appended, unbuffered), interception.json
-(the credited match, then blocked_count), .stop-requested and .proxy-ready (SPEC section 4)."""
+(the credited match, then blocked_count), .stop-requested and .proxy-ready (SPEC section 4).
+
+Recording a block is one step: interception.json, then .stop-requested. The agent can use up the
+proxy's file descriptors (every connection it opens holds one), so a descriptor is kept in
+reserve and given back for the step when the table is full; a step that still fails raises
+RecordFailed, and the addon then stops the proxy so the run ends `proxy_failed`, never scored
+as if nothing had been committed.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -16,9 +25,13 @@ from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import Interception, ProxyReady
 
-__all__ = ["RunFiles", "earlier_match", "listen_specs"]
+__all__ = ["RecordFailed", "RunFiles", "earlier_match", "listen_specs"]
 
 logger = logging.getLogger("clawbench")
+
+
+class RecordFailed(OSError):
+    """A block could not be recorded in full (interception.json and .stop-requested)."""
 
 
 def earlier_match(path: Path, schema: dict[str, Any]) -> Interception | None:
@@ -69,6 +82,7 @@ class RunFiles:
             raise exceptions.OptionsError(f"clawbench: data dir {data} not writable: {e}") from e
         self.data = data
         self.schema = schema
+        self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)
         try:
             self.interception = earlier_match(data / "interception.json", schema)
         except exceptions.OptionsError:
@@ -89,7 +103,8 @@ class RunFiles:
         os.write(self._log_fd, line)
 
     def record(self, seen: SeenRequest, body: Any, result: MatchResult) -> None:
-        """A blocked request: the first is credited, later ones raise blocked_count; then stop."""
+        """A blocked request: the first is credited, later ones raise blocked_count; then stop.
+        RecordFailed when interception.json or .stop-requested could not be written."""
         if self.interception is None:
             self.interception = interception_record(seen, body, result, self.schema)
             logger.info("clawbench: blocked and recorded %s %s", seen.method, seen.url[:200])
@@ -97,6 +112,22 @@ class RunFiles:
             self.interception.blocked_count += 1
             count = self.interception.blocked_count
             logger.info("clawbench: blocked again (%d) %s", count, seen.url[:200])
+        try:
+            self._record_and_stop()
+        except OSError as e:
+            if e.errno not in (errno.EMFILE, errno.ENFILE) or self._reserve is None:
+                raise RecordFailed(e.errno, f"the block was not recorded: {e}") from e
+            os.close(self._reserve)  # the descriptor table is full: use the one kept back
+            self._reserve = None
+            try:
+                self._record_and_stop()
+            except OSError as again:
+                raise RecordFailed(again.errno, f"the block was not recorded: {again}") from e
+            finally:
+                with contextlib.suppress(OSError):
+                    self._reserve = os.open(os.devnull, os.O_RDONLY)
+
+    def _record_and_stop(self) -> None:
         write_json_atomic(self.data / "interception.json", self.interception)
         (self.data / ".stop-requested").touch()
 
@@ -105,6 +136,7 @@ class RunFiles:
         write_json_atomic(self.data / ".proxy-ready", ready)
 
     def close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
+        for fd in (self._log_fd, self._reserve):
+            if fd is not None:
+                os.close(fd)
+        self._log_fd = self._reserve = None

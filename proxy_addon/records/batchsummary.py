@@ -6,6 +6,7 @@ earlier sessions' elapsed time forward so wall_hours stays the batch's whole cos
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,31 @@ def read_summary(batch_dir: Path) -> BatchSummary | None:
         return None
 
 
+def elapsed_seconds(batch_dir: Path) -> float | None:
+    """elapsed_seconds of the batch's batch-summary.json, whoever wrote it: ours, or the
+    reference's (whose other keys our model does not take); None when it has none."""
+    try:
+        data = json.loads((batch_dir / SUMMARY).read_bytes())
+    except (OSError, ValueError):
+        return None
+    value = data.get("elapsed_seconds") if isinstance(data, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 def write_summary(batch_dir: Path, summary: BatchSummary | dict[str, Any]) -> None:
     summary = BatchSummary.model_validate(summary)
     summary.totals = totals(summary.jobs)
     write_json_atomic(batch_dir / SUMMARY, summary)
+
+
+__all__ = [
+    "SUMMARY",
+    "BatchJob",
+    "BatchSummary",
+    "elapsed_seconds",
+    "now_iso",
+    "read_summary",
+    "status_of",
+    "totals",
+    "write_summary",
+]

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json_object
+from proxy_addon.records.usage import AgentUsage
 
 
 def safe_model(model: str) -> str:
@@ -40,6 +41,7 @@ class RunMeta(BaseModel):
     final_pass: bool | None = None
     reference_category: str | None = None
     runner_category: str | None = None
+    agent_usage: AgentUsage | None = None  # a harness run: the proxy's count (data/usage.json)
 
 
 def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:

@@ -172,15 +172,20 @@ def _execute(
     return results, interrupted, SiteSeen(leaked, demo_hosts, len(site.received) - demo_hosts)
 
 
-def _score(console: Console, batch: Path, judges: list[JudgeConfig]) -> int:
+def _score(
+    console: Console, batch: Path, judges: list[JudgeConfig], models_yaml: Path | None
+) -> int:
     """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
-    clawbench-score's exit code for what went wrong."""
+    clawbench-score's exit code for what went wrong. models_yaml prices the agent's tokens."""
     from scorer.html_report import load_report, write_report
 
     how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
     console.rule(f"clawbench-score {batch.name} {how}", characters="─")
     try:
-        result = score(ScoreOptions(paths=[batch], judges=judges, dataset="clawbench-demo"))
+        opts = ScoreOptions(
+            paths=[batch], judges=judges, models_yaml=models_yaml, dataset="clawbench-demo"
+        )
+        result = score(opts)
     except SCORING_ERRORS as e:
         console.print(f"clawbench-score: {e}", highlight=False)
         return 2
@@ -234,7 +239,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     show_runs(console, results, batch)
     show_site(console, site)
-    scored = _score(console, batch, judges)
+    scored = _score(console, batch, judges, args.models_yaml)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from proxy_addon.addon.launcher import ProxyStartError, start_proxy
+from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
 from proxy_addon.records.outcome import Stopped, StopReason
 from sandbox.agents.request_script import dump_script
 from sandbox.container.trust import client_env
@@ -140,9 +140,14 @@ def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -
 
 
 def _wait(
-    proc: subprocess.Popen[bytes], stop_file: Path, deadline: float, stop: threading.Event
+    proc: subprocess.Popen[bytes],
+    proxy: subprocess.Popen[bytes],
+    stop_file: Path,
+    deadline: float,
+    stop: threading.Event,
 ) -> StopReason:
-    """Until the agent exits, the addon asks to stop, the deadline or an interrupt: why."""
+    """Until the agent exits, the addon asks to stop, the proxy ends (a block it could not
+    record), the deadline or an interrupt: why."""
     while True:
         if proc.poll() is not None:
             return StopReason.AGENT_EXITED
@@ -150,6 +155,8 @@ def _wait(
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(STOP_GRACE)
             return StopReason.INTERCEPTED
+        if proxy.poll() is not None:
+            return StopReason.PROXY_FAILED
         if stop.is_set():
             return StopReason.INTERRUPTED
         if time.monotonic() > deadline:
@@ -226,7 +233,7 @@ class LocalExecutor:
             run.execution.stopped = Stopped(StopReason.PROXY_FAILED, str(e))
             return
         with proxy, open(data / "agent.log", "wb") as log:
-            run.execution.stopped = self._run_agent(run, proxy.url, proxy.ca_cert, log, how)
+            run.execution.stopped = self._run_agent(run, proxy, log, how)
 
     def abandon(self, run: PreparedRun) -> None:
         """Nothing to do: execute ends its agent and its proxy on the way out."""
@@ -240,11 +247,12 @@ class LocalExecutor:
         return {"demo": block}
 
     def _run_agent(
-        self, run: PreparedRun, proxy_url: str, ca: Path, log: IO[bytes], how: Launch | None
+        self, run: PreparedRun, proxy: ProxyProcess, log: IO[bytes], how: Launch | None
     ) -> Stopped:
-        """Start the agent, wait for its end (or the addon's stop, the deadline, an
-        interrupt), then end its whole session."""
+        """Start the agent, wait for its end (or the addon's stop, the proxy's end, the
+        deadline, an interrupt), then end its whole session."""
         setup = self.setup
+        proxy_url, ca = proxy.url, proxy.ca_cert
         agent_dir = run.run_dir / "agent"
         env = agent_env(proxy_url, ca, agent_dir)
         timeout = setup.timeout
@@ -271,7 +279,7 @@ class LocalExecutor:
         )
         try:
             deadline = time.monotonic() + timeout
-            reason = _wait(proc, run.data / ".stop-requested", deadline, setup.stop)
+            reason = _wait(proc, proxy.proc, run.data / ".stop-requested", deadline, setup.stop)
         finally:
             _end(proc, agent_dir)
         detail = INTERRUPTED if reason == StopReason.INTERRUPTED else None

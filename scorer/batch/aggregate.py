@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scorer.agreement import agreement
+from scorer.batch.agent_cost import leaderboard_columns, usage_totals
 from scorer.batch.rescore_summary import Counts, Entry, LeaderboardRow, Summary, TaskRow
 from scorer.batch.scored_run import RunKey, ScoredRun
+from scorer.models_yaml import Price
 from scorer.stats import wilson_interval
 
 
@@ -41,6 +43,7 @@ class SummaryOptions:
     enforce_recheck: bool = False
     batch_elapsed_s: float | None = None
     provenance: dict[str, str | None] | None = None
+    prices: Mapping[str, Price] | None = None  # models.yaml's, by entry name: agent cost
 
 
 def task_key(o: RunKey) -> str:
@@ -189,6 +192,7 @@ def _entry(
         n_rerun=len(runs) - len(counted) - len(extra),
     )
     _count(counted, counts, opts.judged)
+    counts.agent_usage = usage_totals(runs, opts.prices or {})
     passed = counts.n_passed if opts.judged else counts.n_intercepted
     dataset = opts.dataset or "unknown"
     entry = Entry(
@@ -198,7 +202,7 @@ def _entry(
         dataset=dataset,
         wall_hours=round(elapsed / 3600, 4),
         missing=missing,
-        leaderboard=_leaderboard_row(key, dataset, passed, n_total, elapsed)
+        leaderboard=_leaderboard_row(key, dataset, passed, n_total, elapsed, counts)
         if identified
         else None,
         judge_pass_rates=_judge_rates(counted, opts.judges, n_total),
@@ -208,7 +212,7 @@ def _entry(
 
 
 def _leaderboard_row(
-    key: tuple[str, str], dataset: str, passed: int, n_total: int, elapsed_s: float
+    key: tuple[str, str], dataset: str, passed: int, n_total: int, elapsed_s: float, c: Counts
 ) -> LeaderboardRow:
     low, high = wilson_interval(passed, n_total) if n_total else (0.0, 0.0)
     return LeaderboardRow(
@@ -221,6 +225,7 @@ def _leaderboard_row(
         wall_hours=f"{elapsed_s / 3600:.2f}",
         pass_rate_ci_low=f"{100 * low:.2f}",
         pass_rate_ci_high=f"{100 * high:.2f}",
+        **leaderboard_columns(c.agent_usage),
     )
 
 
@@ -285,6 +290,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     counted = [o for s in scored for o in s.counted]
     _count(counted, summary, opts.judged)
     _per_rubric(summary, counted)
+    summary.agent_usage = usage_totals(runs, opts.prices or {})
     if len(opts.judges) > 1:
         summary.agreement = _agreement(counted, opts.judges, batch_dir)
     for o in runs:  # every verdict cost tokens, counted or not

@@ -1,10 +1,11 @@
 """The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
-then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent).
+then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
+agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs).
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
-one, others are kept, and the file is rewritten atomically with every column. A file with the
-reference's seven columns is read as well (its rows get empty interval columns), so a reader
-that takes columns by name keeps working.
+one, others are kept, and the file is rewritten atomically with every column. A file written
+with fewer of these columns (the reference's seven, or an earlier version's nine) is read as
+well, its rows' new columns empty, so a reader that takes columns by name keeps working.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 REFERENCE_COLUMNS = ("model", "harness", "dataset", "passed", "total", "pass_rate", "wall_hours")
-LEADERBOARD_COLUMNS = (*REFERENCE_COLUMNS, "pass_rate_ci_low", "pass_rate_ci_high")
+LEADERBOARD_COLUMNS = (
+    *REFERENCE_COLUMNS,
+    "pass_rate_ci_low",
+    "pass_rate_ci_high",
+    "agent_input_tokens",
+    "agent_output_tokens",
+    "agent_cost_usd",
+)
 
 
 class LeaderboardError(ValueError):
@@ -25,6 +33,12 @@ class LeaderboardError(ValueError):
 
 def _key(row: dict[str, str]) -> tuple[str, str, str]:
     return row.get("model", ""), row.get("harness", ""), row.get("dataset", "")
+
+
+def _ours(columns: tuple[str, ...]) -> bool:
+    """columns are ours, as this version or an earlier one (or the reference) wrote them."""
+    n = len(columns)
+    return n >= len(REFERENCE_COLUMNS) and LEADERBOARD_COLUMNS[:n] == columns
 
 
 def render_csv(rows: Iterable[dict[str, str]]) -> str:
@@ -49,7 +63,7 @@ def _read(path: Path) -> list[dict[str, str]]:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             columns = tuple(reader.fieldnames or ())
-            if columns not in (LEADERBOARD_COLUMNS, REFERENCE_COLUMNS):
+            if not _ours(columns):
                 raise LeaderboardError(
                     f"{path}: columns {list(columns)} are not "
                     f"{','.join(LEADERBOARD_COLUMNS)}; give another --csv file"

@@ -7,6 +7,7 @@ time, so a resumed run writes the same summary.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +30,8 @@ class Tokens(BaseModel):
 
 class LeaderboardRow(BaseModel):
     """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
-    rate's Wilson 95% interval (all rates in percent, 2 decimals; "" in rows written before)."""
+    rate's Wilson 95% interval (all rates in percent, 2 decimals) and the agents' tokens and cost
+    ("" in rows written before, and where unknown)."""
 
     model_config = _FORBID
 
@@ -42,6 +44,27 @@ class LeaderboardRow(BaseModel):
     wall_hours: str
     pass_rate_ci_low: str = ""
     pass_rate_ci_high: str = ""
+    agent_input_tokens: str = ""  # "" when no run recorded usage
+    agent_output_tokens: str = ""
+    agent_cost_usd: str = ""  # 4 decimals; "" unless every run with usage is priced
+
+
+class AgentUsageTotals(BaseModel):
+    """The agents' own model calls over runs (run-meta.json's agent_usage, counted by the proxy),
+    priced with models.yaml's price_per_million_tokens. Every run counts, re-runs and extras
+    included: it is what the batch spent."""
+
+    model_config = _FORBID
+
+    runs_with_usage: int = 0
+    runs_without_usage: int = 0  # no agent_usage: not a harness run, or no call went out
+    calls: int = 0
+    calls_without_usage: int = 0  # replies that named no usage: their tokens are not counted
+    input_tokens: int = 0  # cached ones included
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float | None = None  # None unless every run with usage is priced
+    runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
 
 
 class Counts(BaseModel):
@@ -67,6 +90,7 @@ class Counts(BaseModel):
     pass_rate_with_judge: float | None = None
     pass_rate_stage1_only_ci: list[float] | None = None  # Wilson 95%: [low, high] fractions
     pass_rate_with_judge_ci: list[float] | None = None
+    agent_usage: AgentUsageTotals = Field(default_factory=AgentUsageTotals)
 
 
 class Entry(Counts):
@@ -164,25 +188,59 @@ class Summary(Counts):
         return out
 
 
+def _known(model: type[BaseModel], data: Any) -> Any:
+    """data with only the keys model declares (a newer version's file carries more)."""
+    if not isinstance(data, dict):
+        return data
+    return {k: v for k, v in data.items() if k in model.model_fields}
+
+
+def parse_summary(data: Any, path: Path) -> Summary:
+    """rescore-summary.json's content as a Summary: keys a newer version added are left out,
+    so an older reader still reads it; SummaryError names the file and the key at fault."""
+    if not isinstance(data, dict):
+        raise SummaryError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    known = _known(Summary, data)
+    nested = {"leaderboard": LeaderboardRow, "agent_usage": AgentUsageTotals, "tokens": Tokens}
+    entries = known.get("entries")
+    if isinstance(entries, list):
+        entries = known["entries"] = [_known(Entry, e) for e in entries]
+    if isinstance(known.get("tasks"), list):
+        known["tasks"] = [_known(TaskRow, t) for t in known["tasks"]]
+    for part in [known, *(entries if isinstance(entries, list) else [])]:
+        if isinstance(part, dict):
+            part.update({k: _known(m, part[k]) for k, m in nested.items() if k in part})
+    try:
+        return Summary.model_validate(known)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        where = ".".join(str(x) for x in first["loc"]) or "(top level)"
+        batch = path.parent
+        why = f"{first['msg']}; score the batch again: clawbench-score {batch}"
+        raise SummaryError(f"{path}: {where}: {why}") from e
+
+
 def read_summary(batch_dir: Path) -> Summary:
     """The batch's rescore-summary.json; SummaryError when it is missing or not ours."""
     path = batch_dir / SUMMARY_FILE
     try:
-        return Summary.model_validate_json(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         why = f"{path}: missing; score the batch first: clawbench-score {batch_dir}"
         raise SummaryError(why) from None
     except OSError as e:
         raise SummaryError(f"{path}: cannot read: {e.strerror or e}") from e
-    except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        where = ".".join(str(x) for x in first["loc"]) or "(top level)"
-        why = f"{first['msg']}; score the batch again: clawbench-score {batch_dir}"
-        raise SummaryError(f"{path}: {where}: {why}") from e
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        why = f"not JSON ({e}); score the batch again: clawbench-score {batch_dir}"
+        raise SummaryError(f"{path}: {why}") from e
+    return parse_summary(data, path)
 
 
 __all__ = [
     "SUMMARY_FILE",
+    "AgentUsageTotals",
     "Counts",
     "Entry",
     "LeaderboardRow",
@@ -190,5 +248,6 @@ __all__ = [
     "SummaryError",
     "TaskRow",
     "Tokens",
+    "parse_summary",
     "read_summary",
 ]

@@ -106,6 +106,7 @@ def _new_scored_run(rec: RunRecord, stage: Stage1) -> ScoredRun:
         credited=stage.intercepted,
         notes=list(rec.notes),
         identified=meta is not None,
+        agent_usage=meta.agent_usage if meta else None,
     )
 
 

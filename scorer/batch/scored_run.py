@@ -20,6 +20,7 @@ from proxy_addon.records.outcome import (
     is_infra_stop,
     scored_category,
 )
+from proxy_addon.records.usage import AgentUsage
 from scorer.batch.recheck import SKIPPED, Recheck
 from scorer.batch.rundir import RunRecord
 
@@ -126,6 +127,7 @@ class ScoredRun(RunKey):
     notes: list[str] = field(default_factory=list)
     identified: bool = True  # False: neither run-meta.json nor the path says who ran it
     deciding: str | None = None  # the rubric that decides final_pass: strict, unless lenient only
+    agent_usage: AgentUsage | None = None  # the agent's model calls, as the proxy counted them
 
     @property
     def first(self) -> dict[str, RubricVerdict]:

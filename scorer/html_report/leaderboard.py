@@ -3,6 +3,7 @@ model (N -> intercepted -> judge match), one row or card per (batch, model, harn
 
 from __future__ import annotations
 
+from scorer.batch.rescore_summary import AgentUsageTotals
 from scorer.html_report.load import EntryView, Report
 from scorer.html_report.markup import Markup, el, percent
 from scorer.html_report.matrix import entry_label
@@ -61,7 +62,10 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
     """One row per (batch, model, harness); data-* attributes carry the counts shown."""
     heads = ["#", "model", "harness", "dataset"] + (["batch"] if several_batches else [])
     heads += ["passed", "pass rate", "95% interval", "intercepted", "judge errors", "infra"]
+    usage = any(e.entry.agent_usage.runs_with_usage for e in entries)
+    heads += ["agent tokens in / out", "agent cost"] if usage else []
     numeric = {"passed", "pass rate", "intercepted", "judge errors", "infra"}
+    numeric |= {"agent tokens in / out", "agent cost"}
     head = el("tr", [el("th", h, class_="num" if h in numeric else None) for h in heads])
     rows = []
     for rank, e in enumerate(entries, 1):
@@ -93,6 +97,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 el("td", c.n_intercepted, class_="num"),
                 el("td", c.n_judge_error if e.judged else "—", class_="num"),
                 el("td", c.n_infra_failure, class_="num"),
+                _usage_cells(c.agent_usage) if usage else None,
                 class_="entry",
                 data_model=c.model,
                 data_harness=c.harness,
@@ -106,6 +111,18 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
         )
     table = el("table", el("thead", head), el("tbody", rows), class_="grid leaderboard")
     return el("div", table, class_="table-wrap")
+
+
+def _usage_cells(u: AgentUsageTotals) -> list[Markup]:
+    """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price)."""
+    tokens = f"{u.input_tokens:,} / {u.output_tokens:,}" if u.runs_with_usage else "—"
+    cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "—"
+    unpriced = f"{u.runs_unpriced} runs' models have no price in models.yaml"
+    why = unpriced if u.runs_unpriced else None
+    return [
+        el("td", tokens, class_="num"),
+        el("td", cost, class_="num agent-cost", title=why, data_cost=u.cost_usd),
+    ]
 
 
 def _step(name: str, n: int, total: int, fill: str, kind: str) -> Markup:

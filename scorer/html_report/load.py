@@ -1,8 +1,8 @@
 """Everything the report shows, read from disk: batches (rescore-summary.json) and their runs.
 
-Known keys go through the scorer's own models (Summary, RunMeta, JudgeRecord, InterceptionView);
-keys other sessions add later (intervals, judges, agreement, agent_claim, ...) are read from the
-raw JSON and rendered when present. A missing or broken file is a note on its batch or run,
+Known keys go through the scorer's own models and readers (rescore_summary.parse_summary,
+RunMeta, JudgeRecord, InterceptionView); keys a newer version adds are read from the raw JSON and
+rendered when present. A missing or broken file is a note on its batch or run,
 never an exception: a report of a half-finished batch is still a report.
 """
 
@@ -14,11 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from proxy_addon.records.jsonfile import first_error
 from scorer.batch.discovery import DiscoveryError, find_batches
-from scorer.batch.rescore_summary import Entry, LeaderboardRow, Summary, TaskRow, Tokens
+from scorer.batch.rescore_summary import Entry, Summary, SummaryError, parse_summary
 from scorer.html_report.runfiles import RunView, load_run_view
 from scorer.stats import wilson_interval
 
@@ -114,35 +111,6 @@ def _interval(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def _known(model: type[BaseModel], data: Any) -> Any:
-    """data with only the keys model declares (newer summaries carry more)."""
-    if not isinstance(data, dict):
-        return data
-    names = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
-    return {k: v for k, v in data.items() if k in names}
-
-
-def parse_summary(data: Any, path: Path) -> Summary:
-    """rescore-summary.json through the scorer's Summary model, tolerating keys added since."""
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    known = _known(Summary, data)
-    entries = known.get("entries")
-    if isinstance(entries, list):
-        known["entries"] = [_known(Entry, e) for e in entries]
-        for e in known["entries"]:
-            if isinstance(e, dict) and isinstance(e.get("leaderboard"), dict):
-                e["leaderboard"] = _known(LeaderboardRow, e["leaderboard"])
-    if isinstance(known.get("tasks"), list):
-        known["tasks"] = [_known(TaskRow, t) for t in known["tasks"]]
-    if "tokens" in known:
-        known["tokens"] = _known(Tokens, known["tokens"])
-    try:
-        return Summary.model_validate(known)
-    except ValidationError as e:
-        raise ReportError(f"{path}: {first_error(e)}") from e
-
-
 def load_batch(path: Path, out_dir: Path) -> BatchView:
     """One batch directory holding rescore-summary.json; ReportError when it cannot be read."""
     file = path / SUMMARY
@@ -152,7 +120,10 @@ def load_batch(path: Path, out_dir: Path) -> BatchView:
         raise ReportError(f"{path}: no {SUMMARY} (run clawbench-score on it first)") from None
     except (OSError, ValueError) as e:
         raise ReportError(f"{file}: unreadable or truncated JSON: {e}") from e
-    summary = parse_summary(raw, file)
+    try:
+        summary = parse_summary(raw, file)
+    except SummaryError as e:
+        raise ReportError(str(e)) from e
     batch = BatchView(path=path, raw=raw, summary=summary)
     raw_entries = raw.get("entries") if isinstance(raw.get("entries"), list) else []
     for i, entry in enumerate(summary.entries):
@@ -204,5 +175,4 @@ __all__ = [
     "ReportError",
     "load_batch",
     "load_report",
-    "parse_summary",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scorer.html_report.claims import claims
 from scorer.html_report.details import run_details
 from scorer.html_report.generic import value_html
 from scorer.html_report.leaderboard import funnel, leaderboard, ranked
@@ -64,10 +65,13 @@ def _header(report: Report, title: str) -> Markup:
         ("funnels", "Funnels"),
         ("matrix", "Task × model"),
         ("agreement", "Judge agreement"),
+        ("claims", "Agent's claim"),
         ("runs", "Runs"),
     ]
     if not any(b.agreement for b in report.batches):
         toc.remove(("agreement", "Judge agreement"))
+    if not any(r.agent_claim for b in report.batches for r in b.runs):
+        toc.remove(("claims", "Agent's claim"))
     nav = el("nav", [el("a", text, href=f"#{a}") for a, text in toc], class_="toc")
     problems = (
         el(
@@ -137,6 +141,7 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
             [legend(), matrix(report, entries)],
         ),
         agreement(report.batches, several),
+        claims(report),
         _card(
             "runs",
             "Runs",

@@ -3,10 +3,12 @@
 A cut happens at most once per window (only for a call started after the previous cut), so one
 burst of 429s halves once. After a cut the limit climbs +1 per success back to the last level the
 judge carried, then probes above it gently (+1 per window, TCP's congestion avoidance), and not
-before Retry-After has passed since the last cut (the judge said how long to back off; each
-probe that fails costs a cut). A probe that draws a 429 parks a call for Retry-After, so probing
-only while enough work is queued to cover that wait keeps the batch from ending on a parked
-call.
+before Retry-After has passed since the last cut (the judge said how long to back off). A probe
+that draws a 429 returns the limit to the level the judge carried, without halving: that level
+was not what failed, and halving it would idle half the judge's slots after every probe. A 429 at
+or below that level (the judge carries less than it did) halves. A probe that draws a 429 parks
+a call for Retry-After, so probing only while enough work is queued to cover that wait keeps the
+batch from ending on a parked call.
 """
 
 from __future__ import annotations
@@ -91,8 +93,11 @@ class AimdLimiter:
         self.throttles += 1
         self.retry_after = retry_after
         if started >= self._last_cut:
-            self.threshold = max(1.0, min(self.limit, float(self.in_flight)) - 1)
-            self.limit = max(1.0, self.limit / 2)
+            if self.limit > self.threshold:  # a probe above the carried level failed
+                self.limit = self.threshold
+            else:
+                self.threshold = max(1.0, min(self.limit, float(self.in_flight)) - 1)
+                self.limit = max(1.0, self.limit / 2)
             self._last_cut = time.monotonic()
             self.cuts += 1
         self._release()

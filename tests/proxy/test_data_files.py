@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import os
+import resource
+import socket
 import threading
 import time
 
@@ -127,3 +132,70 @@ def test_a_restarted_proxy_keeps_the_first_credited_match(launch, tmp_path) -> N
     assert other.curl("-d", "third=3", f"https://{SHOP}/api/order").code != 0
     replaced = other.interception()
     assert replaced.request.body == {"third": "3"} and replaced.blocked_count == 1
+
+
+def _open(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def _send(sock: socket.socket, path: str, body: bytes = b"") -> int:
+    """A plain-HTTP request on an open connection (POST with a body); the reply's status
+    (0 when the connection was closed)."""
+    method = b"POST" if body else b"GET"
+    sock.sendall(
+        method + b" http://" + SHOP.encode() + path.encode() + b" HTTP/1.1\r\nHost: "
+        + SHOP.encode() + b"\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )  # fmt: skip
+    reply = http.client.HTTPResponse(sock)
+    try:
+        reply.begin()
+        reply.read()
+    except (OSError, http.client.HTTPException):
+        return 0
+    return reply.status
+
+
+def test_a_block_is_recorded_in_full_when_the_agent_used_up_the_proxys_descriptors(
+    launch, tmp_path
+) -> None:
+    """Every connection the agent opens holds one of the proxy's descriptors: with the table
+    full, interception.json was written but .stop-requested was not, so the agent ran on."""
+    run = launch(write_task(tmp_path / "task", CHECKOUT), clawbench_block_mode="respond")
+    pid = run.proxy.proc.pid
+    agent = _open(run.proxy.address()[1])  # accepted while the proxy still has room
+    assert _send(agent, "/products") == 200  # a page first, as an agent browses
+    in_use = len(os.listdir(f"/proc/{pid}/fd"))
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (in_use + 4, in_use + 4))
+    fillers = []
+    for _ in range(12):  # the table fills; later connections wait in the backlog
+        with contextlib.suppress(OSError):
+            fillers.append(_open(run.proxy.address()[1]))
+    time.sleep(0.5)
+    assert len(os.listdir(f"/proc/{pid}/fd")) >= in_use + 3  # full, or one short of it
+    try:
+        assert _send(agent, "/api/checkout", b"item=mug") == 403
+        deadline = time.monotonic() + 5
+        while not (run.data / ".stop-requested").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (run.data / ".stop-requested").exists()
+        assert run.interception().request.body == {"item": "mug"}
+        assert [e.matched for e in run.log()] == [False, True]
+        assert [r.path for r in run.upstream.requests] == ["/products"]
+        assert run.proxy.proc.poll() is None  # recorded in full: the proxy runs on
+    finally:
+        for s in [agent, *fillers]:
+            s.close()
+
+
+def test_a_block_that_cannot_be_recorded_stops_the_proxy(launch, tmp_path) -> None:
+    """Blocked but unrecorded, the run would be scored as if the agent never committed: the
+    proxy stops instead, so the run ends proxy_failed (an infra failure, re-run by --resume)."""
+    run = launch(write_task(tmp_path / "task", CHECKOUT), clawbench_block_mode="respond")
+    (run.data / "interception.json").mkdir()  # any write failure: a full disk, an I/O error
+    with _open(run.proxy.address()[1]) as agent:
+        _send(agent, "/api/checkout", b"item=mug")
+    assert run.proxy.proc.wait(10) is not None
+    assert run.upstream.requests == []  # blocked all the same
+    assert "the block was not recorded" in run.proxy.log_path.read_text()
+    assert not (run.data / ".stop-requested").exists()

@@ -103,11 +103,17 @@ def build(tmp: Path) -> Batches:
     )
     _add_meta(ours, harness_version="curl 8.5.0",
               agent_claim={"success": True, "text": "Added the <b>red mug</b> to the cart."},
-              agent_usage={"input_tokens": 1234, "output_tokens": 56})  # fmt: skip
+              agent_usage={"calls": 3, "models": {"qwen3-coder-2026-01": {  # as the reply names it
+                  "calls": 3, "input_tokens": 1234, "cached_tokens": 200,
+                  "output_tokens": 56}}})  # fmt: skip
     exited = our_run(judged, "cart-01", _task("cart-01"), model=OUR_MODEL, stop_reason="agent_idle")
     _add_meta(exited, agent_claim={"success": False, "text": "Could not find the cart."})
+    said_done = our_run(judged, "cart-02", _task("cart-02"), model=OUR_MODEL)  # nothing committed
+    _add_meta(said_done, agent_claim={"success": True, "text": "Done: the mug is in your cart."})
     with start_judge_server(_judge) as server:
         yaml = models_yaml(tmp / "models.yaml", server)
+        with yaml.open("a") as f:  # the agent's price: USD per million tokens
+            f.write(f"{OUR_MODEL}:\n  price_per_million_tokens: {{input: 2, output: 8}}\n")
         args = [str(judged), "--tasks", str(corpus), "--models-yaml", str(yaml)]
         assert score([*args, "--judge-model", "judge-x"]) == 0
 

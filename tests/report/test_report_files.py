@@ -133,6 +133,7 @@ def test_optional_fields_are_shown_when_present(batches: Batches, tmp_path: Path
     assert "4.2% – 61.3%" in text  # the summary's interval, not recomputed
     assert "judge-y says: <i>no</i>" in text and "data/judge.judge-y.json" in text
     assert "claims success" in text and "curl 8.5.0" in text and "1234" in text
+    assert "1,234 / 56" in text and "$0.0029" in text  # 1234 x $2 + 56 x $8 per million
     assert "claims failure" in text and "Could not find the cart." in text
 
 
@@ -152,7 +153,8 @@ def test_missing_and_broken_files_are_notes_not_failures(batches: Batches, tmp_p
     assert "No request log (data/requests.jsonl)." in text
     assert "run-meta.json: missing" in text
     assert 'body: key \'item\' expected "red mug", got "blue mug"' in text  # the real near miss
-    assert len([a for t, a in page.tags if t == "details" and "data-run" in a]) == 11
+    shown = [a for t, a in page.tags if t == "details" and "data-run" in a]
+    assert len(shown) == len(runs) + len(summary(out / batches.stage1.name)["tasks"])  # every run
 
 
 def test_cli_errors_are_one_line_and_exit_non_zero(
@@ -196,3 +198,22 @@ def test_public_surface() -> None:
         "render_report",
         "write_report",
     ]
+
+
+def test_runs_that_claimed_success_without_passing_are_listed(
+    batches: Batches, tmp_path: Path
+) -> None:
+    page = render([batches.judged], tmp_path / "r.html")
+    text = "".join(page.text)
+    assert "claims" in page.ids and "The agent's claim" in text
+    overclaims = [a for t, a in page.tags if t == "li" and a.get("class") == "overclaim"]
+    assert len(overclaims) == 1  # cart-02 said "done"; cart-00 said so too, and passed
+    links = [a["href"] for t, a in page.tags if t == "a" and a.get("class") == "mono"]
+    s = summary(batches.judged)
+    ours = [t for t in s["tasks"] if t["harness"] == "curl"]
+    said_done = next(t for t in ours if t["test_case"] == "cart-02")
+    assert said_done["result_category"] == "model_not_intercepted"
+    assert "cart-02 — model_not_intercepted" in " ".join(text.split())
+    assert all(h[1:] in page.ids for h in links if h.startswith("#run-"))
+    # a batch with no harness run has no claims section
+    assert "claims" not in render([batches.stage1], tmp_path / "s.html").ids

@@ -121,14 +121,14 @@ def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Pa
 
 
 def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
-    bu_image, internet, model_server, tmp_path
+    bu_image, internet, model_server, tmp_path, capsys
 ) -> None:
     models = _models_yaml(tmp_path)
 
     def judge(call: JudgeCall) -> Any:
         return verdict('"qty":"2"' in call.user.replace(" ", ""), "checked the quantity")
 
-    runs = {}
+    runs, costs = {}, {}
     for qty in ("2", "3"):
         server = model_server(_steps(qty))
         before = len(internet.log())
@@ -157,13 +157,16 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
             if path.is_file():
                 assert KEY.encode() not in path.read_bytes(), path
         runs[qty] = run_dir
+        costs[qty] = (usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15) / 1e6
 
     with start_judge_server(judge) as server:
         judge_yaml = tmp_path / "judge.yaml"
         judge_yaml.write_text(
             f"loop:\n  base_url: {server.base_url}\n  api_type: openai-completions\n"
             "  api_key: judge-key\n"
+            "scripted-bu:\n  price_per_million_tokens: {input: 3, output: 15}\n"
         )
+        capsys.readouterr()
         for qty, run_dir in runs.items():
             assert (
                 score_main(
@@ -173,3 +176,5 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
             )
             meta = json.loads((run_dir / "run-meta.json").read_text())
             assert meta["final_pass"] is (qty == "2"), meta
+            # the scorer prices what the proxy counted with the agent model's entry
+            assert f"${costs[qty]:.4f}" in capsys.readouterr().out

@@ -599,3 +599,19 @@ def test_a_harness_model_is_resolved_before_any_container(tmp_path: Path, capsys
         assert message in err and err.count("\n") == 1, err
         assert "sk-secret-claude" not in err
     assert not out.exists()
+
+
+def test_a_bad_agent_price_stops_before_any_container(tmp_path, monkeypatch, capsys) -> None:
+    """The prices the scorer will read are checked with the judge, before any run."""
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "judge-x:\n  base_url: http://127.0.0.1:9/v1\n  api_type: openai-completions\n"
+        "  api_key: k\nagent-x:\n  price_per_million_tokens: {input: 1}\n"
+    )
+    out = tmp_path / "out"
+    judge = ["--judge-model", "judge-x", "--models-yaml", str(models)]
+    assert cli_main(["run", QUICK, "--out", str(out), *judge]) == 2
+    err = capsys.readouterr().err
+    assert "entry 'agent-x' key 'price_per_million_tokens.output'" in err and str(models) in err
+    assert not out.exists()

@@ -93,8 +93,10 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
     assert row(s, "t5", "missing")["final_pass"] is False
     assert row(s, "t0")["recheck"] == {"status": "pass", "reasons": []}
     assert csv.read_text().splitlines() == [
-        "model,harness,dataset,passed,total,pass_rate,wall_hours,pass_rate_ci_low,pass_rate_ci_high",
-        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35",  # Wilson 1/6
+        "model,harness,dataset,passed,total,pass_rate,wall_hours,pass_rate_ci_low,pass_rate_ci_high,"
+        "agent_input_tokens,agent_output_tokens,agent_cost_usd",
+        # Wilson 1/6; the reference's runs recorded no agent usage
+        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,",
     ]
 
 

@@ -139,3 +139,23 @@ def test_a_waiter_cancelled_before_its_turn_came_leaves_cleanly() -> None:
         assert lim.in_flight == 1 and lim.waiting == 0
 
     asyncio.run(go())
+
+
+def test_a_failed_probe_returns_to_the_carried_level_and_a_429_below_it_halves() -> None:
+    async def go() -> None:
+        lim = AimdLimiter(16)
+        starts = [await lim.acquire() for _ in range(9)]
+        lim.throttled(starts[0], 0.0)  # the judge carried 8
+        assert (lim.limit, lim.threshold) == (8, 8)
+        lim._waiters.extend(asyncio.get_running_loop().create_future() for _ in range(100))
+        lim.in_flight = 100  # nobody is woken: only the limit moves
+        for _ in range(9):
+            lim.success(0.05)
+        assert lim.slots == 9  # probing one above
+        probe = time.monotonic()
+        lim.throttled(probe, 0.0)
+        assert (lim.limit, lim.threshold, lim.cuts) == (8, 8, 2)  # back to 8, not 4.5
+        lim.throttled(time.monotonic(), 0.0)  # a 429 at the carried level: the judge slowed
+        assert lim.limit == 4 and lim.cuts == 3
+
+    asyncio.run(go())

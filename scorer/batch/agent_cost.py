@@ -1,0 +1,84 @@
+"""What the agents' own model calls cost: run-meta.json's agent_usage summed over runs, priced
+with models.yaml's price_per_million_tokens (USD).
+
+A model's price is its own entry's when the usage names an entry (a harness that calls a second,
+smaller model for side tasks), else the entry the run was started with (`--model`, run-meta's
+`model`): providers answer with a dated id ("gpt-5.5-2026-03-01") for the entry's name. Input
+tokens include cached ones; the cached part is priced at cached_input when the entry gives it.
+Calls whose reply named no usage cost nothing here, and are counted so a reader knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from proxy_addon.records.usage import AgentUsage, ModelUsage
+from scorer.batch.rescore_summary import AgentUsageTotals
+from scorer.batch.scored_run import ScoredRun
+from scorer.models_yaml import Price
+
+MILLION = 1_000_000
+
+
+def model_cost(usage: ModelUsage, price: Price) -> float:
+    """USD for one model's tokens."""
+    cached = min(usage.cached_tokens, usage.input_tokens)
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    return (
+        (usage.input_tokens - cached) * price.input
+        + cached * cached_price
+        + usage.output_tokens * price.output
+    ) / MILLION
+
+
+def run_cost(usage: AgentUsage, run_model: str | None, prices: Mapping[str, Price]) -> float | None:
+    """USD for one run's calls; None when a model it called has no price."""
+    fallback = prices.get(run_model) if run_model else None
+    total = 0.0
+    for name, one in usage.models.items():
+        price = prices.get(name, fallback)
+        if price is None:
+            return None
+        total += model_cost(one, price)
+    return total
+
+
+def usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -> AgentUsageTotals:
+    """The runs' agent usage summed, and its cost when every run with usage is priced."""
+    out = AgentUsageTotals()
+    cost = 0.0
+    for run in runs:
+        usage = run.agent_usage
+        if usage is None:
+            out.runs_without_usage += 1
+            continue
+        out.runs_with_usage += 1
+        out.calls += usage.calls
+        for one in usage.models.values():
+            out.calls_without_usage += one.calls_without_usage
+            out.input_tokens += one.input_tokens
+            out.output_tokens += one.output_tokens
+            out.cached_tokens += one.cached_tokens
+        priced = run_cost(usage, run.model, prices)
+        if priced is None:
+            out.runs_unpriced += 1
+        else:
+            cost += priced
+    if out.runs_with_usage and not out.runs_unpriced:
+        out.cost_usd = round(cost, 6)
+    return out
+
+
+def leaderboard_columns(totals: AgentUsageTotals) -> dict[str, str]:
+    """The leaderboard CSV's agent_input_tokens, agent_output_tokens, agent_cost_usd."""
+    if not totals.runs_with_usage:
+        return {}
+    cost = "" if totals.cost_usd is None else f"{totals.cost_usd:.4f}"
+    return {
+        "agent_input_tokens": str(totals.input_tokens),
+        "agent_output_tokens": str(totals.output_tokens),
+        "agent_cost_usd": cost,
+    }
+
+
+__all__ = ["leaderboard_columns", "model_cost", "run_cost", "usage_totals"]
