@@ -63,9 +63,8 @@ def _decide(
     kind = parsed.kind if parsed else None
     near: MatchResult | None = None
     headers: dict[str, str] | None = None
-    for url in urls:  # its names in turn, each with and without its port
-        if not (matcher.url_matches(url) or matcher.url_matches_decoded(url)):
-            continue  # decided on its URL alone
+    # its names in turn, each with and without its port; the others are decided on the URL alone
+    for url in matcher.matching_urls(urls):
         headers = _overrides(fields) if headers is None else headers
         for body, note in _readings(parsed):
             req = HttpRequest(seen.method, url, body, error, headers, kind)
@@ -87,11 +86,12 @@ def evaluate(
     """Match one request under each of its URLs (the first is the one the log records), its
     body parsed within max_body (decoded) whatever its URL."""
     raw = req.raw_content or b""
-    seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, len(raw))
+    fields = req.headers.fields
+    seen = see_request(urls[0], req.method, fields, req.http_version, len(raw))
     parsed = None
     if raw:
         parsed = parse_body(raw, seen.content_type, seen.content_encoding, limit=max_body)
-    result, url, body = _decide(matcher, seen, req.headers.fields, urls, parsed)
+    result, url, body = _decide(matcher, seen, fields, urls, parsed)
     if url != urls[0]:
         seen = with_url(seen, url)
     logged = log_body(parsed, len(raw), seen.content_encoding is not None)
@@ -108,9 +108,10 @@ def evaluate_unread(matcher: Matcher, req: http.Request, urls: tuple[str, ...]) 
         if size
         else "[over body_size_limit, not read]"
     )
-    seen = see_request(urls[0], req.method, req.headers.fields, req.http_version, size)
+    fields = req.headers.fields
+    seen = see_request(urls[0], req.method, fields, req.http_version, size)
     unread = ParsedBody(None, "unevaluable", size, "over body_size_limit, never read by the proxy")
-    result, url, _ = _decide(matcher, seen, req.headers.fields, urls, unread)
+    result, url, _ = _decide(matcher, seen, fields, urls, unread)
     if url != urls[0]:
         seen = with_url(seen, url)
     return Evaluation(seen=seen, parsed=None, result=result, url=url, body=None, log_body=logged)

@@ -90,21 +90,23 @@ def _name(authority: str, source: str) -> Name | None:
     return Name(host, port, source) if host else None
 
 
-def _names(
-    authority: str, hosts: tuple[bytes, ...], target: tuple[str, int] | None, sni: str
-) -> tuple[Name, ...]:
+def _reading(
+    authority: str, hosts: tuple[bytes, ...], host: str, port: int, named: bool, sni: str
+) -> tuple[tuple[Name, ...], tuple[str, int]]:
+    """The names a request gives and its destination (host canonical), read once for all."""
+    destination = (url_host(host), port)
     found: list[Name | None] = [_name(authority, ":authority")] if authority else []
     for value in hosts:
         text = value.decode("utf-8", "surrogateescape")
         found += (_name(part, "Host") for part in text.split(","))
-    named_target = Name(url_host(target[0]), target[1], "target") if target else None
+    named_target = Name(destination[0], port, "target") if named else None
     found += [named_target, _name(sni, "SNI") if sni else None]
     # one name per (host, port), the first place it was given: the rest say nothing new
     unique = {(n.host, n.port): n for n in reversed(found) if n is not None}
-    return tuple(reversed(unique.values()))
+    return tuple(reversed(unique.values())), destination
 
 
-_cached_names = functools.lru_cache(maxsize=1024)(_names)
+_cached_reading = functools.lru_cache(maxsize=1024)(_reading)
 """A proxy sees the same few names on every request; long ones (a forged 1 MB Host) are not
 kept, so the cache stays small."""
 _CACHED_UP_TO = 512
@@ -115,14 +117,15 @@ def addressing(flow: http.HTTPFlow) -> Addressing:
     the CONNECT target, the absolute-form host, or the transparent original destination)."""
     req = flow.request
     authority = req.authority if req.is_http2 or req.is_http3 else ""
-    hosts = tuple(v for k, v in req.headers.fields if k.lower() == b"host")
+    hosts = tuple([v for k, v in req.headers.fields if k.lower() == b"host"])
     mode = flow.client_conn.proxy_mode
-    named = req.host and (mode is None or mode.type_name not in _TRANSPARENT)
-    target = (req.host, req.port) if named else None
+    host = req.host
+    named = bool(host) and (mode is None or mode.type_name not in _TRANSPARENT)
     sni = flow.client_conn.sni or ""
-    size = len(authority) + len(sni) + sum(map(len, hosts))
-    names = (_cached_names if size <= _CACHED_UP_TO else _names)(authority, hosts, target, sni)
-    return Addressing(req.scheme, names, (url_host(req.host), req.port), req.path)
+    size = len(authority) + len(host) + len(sni) + sum(map(len, hosts))
+    read = _cached_reading if size <= _CACHED_UP_TO else _reading
+    names, destination = read(authority, hosts, host, req.port, named, sni)
+    return Addressing(req.scheme, names, destination, req.path)
 
 
 def candidate_urls(

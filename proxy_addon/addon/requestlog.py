@@ -122,9 +122,11 @@ def see_request(
         elif lower == "upgrade":
             upgrade = value
     url = printable(url)
-    headers = cap_headers(redact_headers(pairs))
-    if not ("".join(headers).isascii() and "".join(headers.values()).isascii()):
-        headers = {printable(k): printable(v) for k, v in headers.items()}
+    headers = redact_headers(pairs)
+    text = "".join([*headers, *headers.values()])
+    if len(text) > HEADER_VALUE_CAP or len(headers) > HEADERS_CAP or not text.isascii():
+        # a value may be over the cap, or hold bytes that are not UTF-8: each is looked at
+        headers = {printable(k): printable(v) for k, v in cap_headers(headers).items()}
     _, sep, query = url.partition("?")
     params = parse_query(query.partition("#")[0]) if sep else {}
     safe_url = redact_url(url)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from proxy_addon.matching.equivalence import (
     repeatable,
 )
 from proxy_addon.matching.redact import REDACTED, is_secret_key, redact_fields, redact_url
-from proxy_addon.matching.urls import server_equivalent
+from proxy_addon.matching.urls import reads_otherwise, server_equivalent
 from proxy_addon.tasks.model import EvalSchema
 
 _HOST_IN_PATTERN = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
@@ -201,6 +201,19 @@ class Matcher:
         """url_matches once %2F in the path is read as / (a named equivalence in match())."""
         decoded = decoded_separators(url)
         return decoded is not None and self.url_matches(decoded)
+
+    def matching_urls(self, urls: Iterable[str]) -> list[str]:
+        """Those of urls that url_matches or url_matches_decoded holds for, in order: the URLs
+        under which match() may find one request a match (usually none of its candidates)."""
+        regex = self._regex
+        if regex is None:
+            return []
+        return [
+            url
+            for url in urls
+            if regex.search(url) is not None
+            or (reads_otherwise(url) and (self.url_matches(url) or self.url_matches_decoded(url)))
+        ]
 
     def _same_host(self, url: str) -> bool:
         if not self._hosts:

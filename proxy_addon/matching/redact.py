@@ -28,14 +28,23 @@ def is_secret_key(key: str) -> bool:
     return key.lower() in SECRET_HEADERS or bool(SECRET_KEY.search(key))
 
 
+@functools.lru_cache(maxsize=4096)  # decided once per header name, not once per request
+def _header_rule(name: str) -> str | None:
+    """'secret' (the value is replaced), 'url' (its query is redacted) or None (kept)."""
+    if is_secret_key(name):
+        return "secret"
+    return "url" if name.lower() in _URL_HEADERS else None
+
+
 def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Header pairs → dict (repeats joined with ', '), secret values replaced, names kept."""
     out: dict[str, str] = {}
     for name, value in headers:
-        if is_secret_key(name):
+        rule = _header_rule(name)
+        if rule == "secret":
             out[name] = REDACTED
             continue
-        if name.lower() in _URL_HEADERS:
+        if rule == "url":
             value = redact_url(value)
         out[name] = f"{out[name]}, {value}" if name in out else value
     return out

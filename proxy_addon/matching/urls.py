@@ -14,6 +14,8 @@ def remove_dot_segments(path: str) -> str:
     """RFC 3986 section 5.2.4, with %2e read as a dot as browsers do."""
     if "." not in path and "%" not in path:
         return path
+    if "%" not in path and path.startswith("/") and "/." not in path:
+        return path  # dots inside names only (/static/app.js): no segment is . or ..
     if "%" in path:
         # Only whole segments of encoded dots are dot segments; decode just those.
         path = "/".join(
@@ -44,7 +46,7 @@ def server_equivalent(url: str) -> str | None:
     path merged (nginx's merge_slashes, Python's http.server) and percent-encoded unreserved
     characters decoded (RFC 3986 6.2.2.2: /%63heckout is /checkout); else None. Browsers never
     send such paths for a link they were given; a script can, by accident or not."""
-    if "%" not in url and url.find("//", url.find("//") + 2) < 0:
+    if not reads_otherwise(url):
         return None  # the common case, decided in two scans
     span = path_span(url)
     if span is None:
@@ -56,6 +58,12 @@ def server_equivalent(url: str) -> str | None:
     new = _PCT_UNRESERVED.sub(lambda m: chr(int(m.group(0)[1:], 16)), path)
     new = remove_dot_segments(_SLASHES.sub("/", new))
     return None if new == path else url[:start] + new + url[end:]
+
+
+def reads_otherwise(url: str) -> bool:
+    """Whether servers may route an absolute URL to another path than it spells: only a '%' or a
+    '//' besides the scheme's can make them (server_equivalent, decoded_separators)."""
+    return "%" in url or url.count("//") > 1
 
 
 def path_span(url: str) -> tuple[int, int] | None:
@@ -154,6 +162,7 @@ __all__ = [
     "canonical_host",
     "canonical_url",
     "path_span",
+    "reads_otherwise",
     "remove_dot_segments",
     "request_url",
     "server_equivalent",
