@@ -173,7 +173,7 @@ class Destinations:
                 self._decided.clear()
             self._decided[key] = (now, (refused, route, origins))
         path = url_path(a.path)
-        return Placement(tuple([origin + path for origin in origins]), refused, route)
+        return Placement(tuple(origin + path for origin in origins), refused, route)
 
     async def settle(self, a: Addressing) -> Placement:
         """place(), the hosts it needs looked up first."""

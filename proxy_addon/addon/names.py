@@ -117,7 +117,7 @@ def addressing(flow: http.HTTPFlow) -> Addressing:
     the CONNECT target, the absolute-form host, or the transparent original destination)."""
     req = flow.request
     authority = req.authority if req.is_http2 or req.is_http3 else ""
-    hosts = tuple([v for k, v in req.headers.fields if k.lower() == b"host"])
+    hosts = tuple(v for k, v in req.headers.fields if k.lower() == b"host")
     mode = flow.client_conn.proxy_mode
     host = req.host
     named = bool(host) and (mode is None or mode.type_name not in _TRANSPARENT)

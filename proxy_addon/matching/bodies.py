@@ -27,8 +27,7 @@ MAX_JSON_DEPTH = 256
 
 
 class ParsedBody(NamedTuple):
-    """A body as the matcher reads it; one per request through the proxy, so a NamedTuple
-    (immutable, built for a fraction of a frozen dataclass's cost, as the addon's records)."""
+    """A body as the matcher reads it (immutable, like the addon's other per-request records)."""
 
     value: Any
     kind: str  # "empty" | "multipart" | "json" | "form" | "text" | "binary" | "unevaluable"
