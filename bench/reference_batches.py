@@ -16,6 +16,48 @@ from bench.batches import TS, task_sha
 from proxy_addon.records.runmeta import safe_model
 
 
+def _run_metrics() -> dict[str, Any]:
+    """run-meta.json's run_metrics block: the counts of a 7-minute run."""
+    return {
+        "actions": 12,
+        "requests": 80,
+        "messages": 30,
+        "screenshots": 12,
+        "recording_bytes": 1000,
+        "api_calls": 9,
+        "stop_reason": None,
+        "missing_files": [],
+        "api_or_credit_evidence": None,
+    }
+
+
+def _provenance(harness: str) -> dict[str, Any]:
+    """run-meta.json's provenance block (a checkout the reference could not describe)."""
+    return {
+        "clawbench_version": "0.11.0",
+        "commit": None,
+        "branch": None,
+        "dirty": None,
+        "corpus": {"suite": "v2", "path": None, "revision": None},
+        "harness": {"name": harness},
+    }
+
+
+def _task_block(case: str, task: dict[str, Any]) -> dict[str, Any]:
+    """run-meta.json's task block."""
+    return {
+        "case_name": case,
+        "task_json_sha256": task_sha(task),
+        "time_limit_minutes": task["time_limit"],
+        "has_extra_info": False,
+    }
+
+
+def _run_flags(harness: str) -> dict[str, Any]:
+    """run-meta.json's run_flags block: a run without the reference's judge."""
+    return {"human": False, "no_build": True, "harness": harness, "judge": None, "no_judge": True}
+
+
 def reference_meta(
     case: str,
     task: dict[str, Any],
@@ -27,8 +69,7 @@ def reference_meta(
     result_category: str | None = None,
     judge: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """run-meta.json as the reference's make_run_meta writes it (its ~30 keys). Long: one
-    literal, the reference's keys in its order, is easier to check against it than pieces."""
+    """run-meta.json as the reference's make_run_meta writes it (its ~30 keys, in its order)."""
     category = result_category or ("intercepted" if intercepted else "model_not_intercepted")
     infra = category not in ("intercepted", "model_not_intercepted")
     meta: dict[str, Any] = {
@@ -51,42 +92,14 @@ def reference_meta(
         "infra_failure": category == "infra_failure",
         "adjusted_eligible": not infra,
         "infra_flags": [],
-        "run_metrics": {
-            "actions": 12,
-            "requests": 80,
-            "messages": 30,
-            "screenshots": 12,
-            "recording_bytes": 1000,
-            "api_calls": 9,
-            "stop_reason": None,
-            "missing_files": [],
-            "api_or_credit_evidence": None,
-        },
+        "run_metrics": _run_metrics(),
         "usage": {"api_calls": 9, "input_tokens": 1000, "output_tokens": 100},
         "runtime": {"container_engine": "docker", "platform": "linux", "python_version": "3.12.3"},
-        "provenance": {
-            "clawbench_version": "0.11.0",
-            "commit": None,
-            "branch": None,
-            "dirty": None,
-            "corpus": {"suite": "v2", "path": None, "revision": None},
-            "harness": {"name": harness},
-        },
+        "provenance": _provenance(harness),
         "browser_runtime": None,
-        "task": {
-            "case_name": case,
-            "task_json_sha256": task_sha(task),
-            "time_limit_minutes": task["time_limit"],
-            "has_extra_info": False,
-        },
+        "task": _task_block(case, task),
         "model_config": {"model": model, "api_type": "openai-completions", "api_key_count": 1},
-        "run_flags": {
-            "human": False,
-            "no_build": True,
-            "harness": harness,
-            "judge": None,
-            "no_judge": True,
-        },
+        "run_flags": _run_flags(harness),
     }
     if judge is not None:
         meta["judge"] = judge
