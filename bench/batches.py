@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.layout import run_dir_name
 from proxy_addon.records.runmeta import safe_model
 
 TS = "20260101-120000"
@@ -109,7 +110,7 @@ def our_run(
     interception: dict[str, Any] | None = None,
 ) -> Path:
     """A run dir in our layout; data/ is moved in from a real proxy run when given."""
-    run = batch / safe_model(model) / f"{harness}-{case}-{safe_model(model)}-{ts}"
+    run = batch / safe_model(model) / run_dir_name(harness, case, model, ts)
     run.mkdir(parents=True)
     if data is not None:
         data.rename(run / "data")

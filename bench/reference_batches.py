@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.batches import TS, task_sha
+from proxy_addon.records.layout import run_dir_name
 from proxy_addon.records.runmeta import safe_model
 
 
@@ -159,7 +160,7 @@ def reference_run(
     judge_file: dict[str, Any] | None = None,
 ) -> Path:
     """A run dir in the reference's layout: <batch>/<safe_model>/<harness>-<case>-<model>-<ts>."""
-    run = batch / safe_model(model) / f"{harness}-{case}-{safe_model(model)}-{ts}"
+    run = batch / safe_model(model) / run_dir_name(harness, case, model, ts)
     (run / "data").mkdir(parents=True)
     intercepted = request is not None
     meta = reference_meta(
