@@ -5,17 +5,10 @@ without passing (the agent said "done" and nothing, or the wrong thing, was comm
 from __future__ import annotations
 
 from scorer.html_report.leaderboard import ranked
-from scorer.html_report.load import EntryView, Report
+from scorer.html_report.load import Report
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.matrix import entry_label
 from scorer.html_report.runfiles import RunView
-
-
-def _runs(e: EntryView) -> list[RunView]:
-    """The entry's counted runs."""
-    key = (e.entry.model, e.entry.harness)
-    counted = [r for r in e.batch.runs if r.row.status == "counted"]
-    return [r for r in counted if (r.row.model or "unknown", r.row.harness or "unknown") == key]
 
 
 def _overclaim(run: RunView) -> Markup:
@@ -34,8 +27,8 @@ def claims(report: Report) -> Markup | None:
     several = len(report.batches) > 1
     rows, listed = [], []
     for e in ranked(report):
-        runs = [r for r in _runs(e) if r.agent_claim is not None]
-        claimed = [r for r in runs if r.agent_claim is not None and r.agent_claim.success is True]
+        runs = [r for r in e.runs if r.row.status == "counted" and r.agent_claim is not None]
+        claimed = [r for r in runs if r.agent_claim and r.agent_claim.success is True]
         if not runs:
             continue
         intercepted = sum(r.row.intercepted for r in claimed)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.batch.discovery import DiscoveryError, find_batches
-from scorer.batch.rescore_summary import Entry, Summary, SummaryError, parse_summary
+from scorer.batch.rescore_summary import Entry, Summary, SummaryError, TaskRow, parse_summary
 from scorer.html_report.runfiles import RunView, load_run_view
 from scorer.stats import wilson_interval
 
@@ -24,6 +24,12 @@ SUMMARY = "rescore-summary.json"
 
 class ReportError(ValueError):
     """Nothing to report under the paths given (the message says why)."""
+
+
+def row_entry(row: TaskRow) -> tuple[str, str]:
+    """The (model, harness) entry a tasks[] row counts in ("unknown" where the row names none,
+    as the scorer groups runs)."""
+    return (row.model or "unknown", row.harness or "unknown")
 
 
 @dataclass
@@ -38,6 +44,12 @@ class EntryView:
     @property
     def key(self) -> tuple[str, str, str]:
         return (str(self.batch.path), self.entry.model, self.entry.harness)
+
+    @property
+    def runs(self) -> list[RunView]:
+        """The batch's runs of this entry (counted, re-runs and extras)."""
+        own = (self.entry.model, self.entry.harness)
+        return [r for r in self.batch.runs if row_entry(r.row) == own]
 
     @property
     def passed(self) -> int:
@@ -175,4 +187,5 @@ __all__ = [
     "ReportError",
     "load_batch",
     "load_report",
+    "row_entry",
 ]

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from scorer.html_report.details import run_outcome, swatch
-from scorer.html_report.load import EntryView, Report
+from scorer.html_report.load import EntryView, Report, row_entry
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.outcomes import OUTCOMES, outcome
 
@@ -34,13 +34,13 @@ def cells(report: Report) -> dict[tuple[str, str, str], dict[str, Cell]]:
         keys = {(e.entry.model, e.entry.harness): e.key for e in batch.entries}
         for run in batch.runs:
             row = run.row
-            key = keys.get((row.model or "unknown", row.harness or "unknown"))
+            key = keys.get(row_entry(row))
             if key is None or row.status != "counted":
                 continue
             task = row.test_case or str(row.task_id or run.dir.name)
             out.setdefault(key, {})[task] = (run_outcome(run), run.anchor)
         for row in batch.summary.tasks:
-            key = keys.get((row.model or "unknown", row.harness or "unknown"))
+            key = keys.get(row_entry(row))
             if key is not None and row.status == "missing" and row.test_case:
                 out.setdefault(key, {}).setdefault(row.test_case, ("missing", None))
     return out

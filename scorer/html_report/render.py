@@ -110,12 +110,7 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
     by_entry = [
         [
             el("h3", entry_label(e, several)),
-            [
-                run_details(r)
-                for r in e.batch.runs
-                if (r.row.model or "unknown", r.row.harness or "unknown")
-                == (e.entry.model, e.entry.harness)
-            ],
+            [run_details(r) for r in e.runs],
         ]
         for e in entries
     ]
