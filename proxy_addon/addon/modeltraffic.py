@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,66 +68,17 @@ def _requested_model(request: http.Request) -> str | None:
     return reader.model
 
 
-class ClawbenchModelTraffic:
-    """Thin shell: the option, the claim, the tee on each reply, the line and usage.json."""
+class ModelCalls:
+    """The per-call hooks: claim a request to a model host, tee its reply, record it once it ends.
 
-    def __init__(self) -> None:
+    A sub-addon of ClawbenchModelTraffic, registered once model hosts are set: mitmproxy calls
+    every hook an addon has on every request, so a run without model hosts pays nothing here.
+    """
+
+    def __init__(self, record: Callable[[http.HTTPFlow, UsageTee | None], None]) -> None:
         self.hosts: frozenset[ModelHost] = frozenset()
-        self.data_dir: Path | None = None
-        self.usage = AgentUsage()
+        self.record = record
         self._tees: dict[str, UsageTee] = {}
-        self._log_fd: int | None = None
-        self._running = False
-        self._failed: str | None = None
-
-    def load(self, loader: Any) -> None:
-        loader.add_option(OPTION, Sequence[str], [], HELP)
-
-    def configure(self, updated: set[str]) -> None:
-        try:
-            self._configure(updated)
-        except exceptions.OptionsError as e:
-            if self._running:
-                raise  # a live change is refused and the old setting stays
-            # At startup an error line makes mitmdump exit before any server listens.
-            self._failed = str(e)
-            logger.error(self._failed)
-
-    def _configure(self, updated: set[str]) -> None:
-        if OPTION in updated:
-            try:
-                self.hosts = parse_model_hosts(ctx.options.clawbench_model_hosts)
-            except ValueError as e:
-                raise exceptions.OptionsError(f"clawbench: {e}") from e
-        if "clawbench_data" in updated and ctx.options.clawbench_data:
-            data = Path(ctx.options.clawbench_data)
-            try:
-                earlier = read_usage(data / USAGE_FILE)
-            except RecordError as e:
-                raise exceptions.OptionsError(
-                    f"clawbench: {e}; move it away to start the usage count over"
-                ) from e
-            self._close()
-            self.data_dir, self.usage = data, earlier or AgentUsage()
-
-    def running(self) -> None:
-        self._running = True
-        if self._failed:
-            ctx.master.shutdown()
-            return
-        if self.hosts and self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
-
-    def done(self) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
-
-    # -- per call ------------------------------------------------------------------------------
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if not self.hosts:
@@ -170,25 +121,89 @@ class ClawbenchModelTraffic:
             tee(resp.raw_content)  # a body mitmproxy read whole (e.g. before our hook ran)
         if tee is not None and not tee.ended and flow.error is None:
             tee(b"")
+        self.record(flow, tee)
+
+
+class ClawbenchModelTraffic:
+    """Thin shell: the option, usage.json and the model-call lines; ModelCalls has the hooks."""
+
+    def __init__(self) -> None:
+        self.calls = ModelCalls(self._record)
+        self.addons: list[ModelCalls] = []
+        """ModelCalls once model hosts are set (mitmproxy's sub-addons, read on every event)."""
+        self.data_dir: Path | None = None
+        self.usage = AgentUsage()
+        self._log_fd: int | None = None
+        self._running = False
+        self._failed: str | None = None
+
+    def load(self, loader: Any) -> None:
+        loader.add_option(OPTION, Sequence[str], [], HELP)
+
+    def configure(self, updated: set[str]) -> None:
         try:
-            self._record(flow, tee)
-        except OSError as e:
-            logger.error("clawbench: model call not recorded in %s: %s", self.data_dir, e)
+            self._configure(updated)
+        except exceptions.OptionsError as e:
+            if self._running:
+                raise  # a live change is refused and the old setting stays
+            # At startup an error line makes mitmdump exit before any server listens.
+            self._failed = str(e)
+            logger.error(self._failed)
+
+    def _configure(self, updated: set[str]) -> None:
+        if OPTION in updated:
+            try:
+                self.calls.hosts = parse_model_hosts(ctx.options.clawbench_model_hosts)
+            except ValueError as e:
+                raise exceptions.OptionsError(f"clawbench: {e}") from e
+            if self.calls.hosts:  # kept once registered: a call in flight still ends recorded
+                self.addons = [self.calls]
+        if "clawbench_data" in updated and ctx.options.clawbench_data:
+            data = Path(ctx.options.clawbench_data)
+            try:
+                earlier = read_usage(data / USAGE_FILE)
+            except RecordError as e:
+                raise exceptions.OptionsError(
+                    f"clawbench: {e}; move it away to start the usage count over"
+                ) from e
+            self._close()
+            self.data_dir, self.usage = data, earlier or AgentUsage()
+
+    def running(self) -> None:
+        self._running = True
+        if self._failed:
+            ctx.master.shutdown()
+            return
+        if self.calls.hosts and self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
+
+    def done(self) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
 
     def _record(self, flow: http.HTTPFlow, tee: UsageTee | None) -> None:
+        """A finished call: its requests.jsonl line, and usage.json rewritten."""
         line = model_call_line(flow, tee)
         if line.model is None:
             line = line.model_copy(update={"model": _requested_model(flow.request)})
         self.usage = add_call(self.usage, line.model, line.usage)
         if self.data_dir is None:
             return
-        if self._log_fd is None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            path = self.data_dir / "requests.jsonl"
-            self._log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._log_fd, line.model_dump_json().encode() + b"\n")
-        # Not fsynced: it is rewritten whole after every call, and read after the proxy stops.
-        write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
+        try:
+            if self._log_fd is None:
+                self.data_dir.mkdir(parents=True, exist_ok=True)
+                path = self.data_dir / "requests.jsonl"
+                self._log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._log_fd, line.model_dump_json().encode() + b"\n")
+            # Not fsynced: it is rewritten whole after every call, and read after the proxy stops.
+            write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
+        except OSError as e:
+            logger.error("clawbench: model call not recorded in %s: %s", self.data_dir, e)
 
 
 def model_call_line(flow: http.HTTPFlow, tee: UsageTee | None) -> ModelCallLine:
@@ -218,4 +233,4 @@ def model_call_line(flow: http.HTTPFlow, tee: UsageTee | None) -> ModelCallLine:
     )
 
 
-__all__ = ["MODEL_CALL", "ClawbenchModelTraffic", "is_model_call", "model_call_line"]
+__all__ = ["MODEL_CALL", "ClawbenchModelTraffic", "ModelCalls", "is_model_call", "model_call_line"]

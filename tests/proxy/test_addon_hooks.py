@@ -259,3 +259,25 @@ def test_an_override_header_past_the_recorded_ones_still_counts(arm) -> None:
     rec = armed.interception()
     assert rec.request.equivalence == "method override: x-http-method-override: PUT"
     assert "X-HTTP-Method-Override" not in rec.request.headers  # past the records' cap
+
+
+def test_model_call_hooks_exist_only_once_model_hosts_are_set() -> None:
+    # mitmproxy calls every hook an addon (or sub-addon) has on every request: a run without
+    # model hosts must not pay for the model-call hooks.
+    from mitmproxy.addonmanager import traverse
+
+    from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic
+
+    traffic = ClawbenchModelTraffic()
+
+    def hooked() -> bool:
+        return any(hasattr(a, "requestheaders") for a in traverse([traffic]))
+
+    with taddons.context(traffic) as tctx:
+        assert not hooked()
+        tctx.configure(traffic, clawbench_model_hosts=["model.test"])
+        assert hooked()
+        flow = make_flow("model.test", 80, "/v1/chat/completions", headers=[("Host", "model.test")])
+        for a in traverse([traffic]):
+            getattr(a, "requestheaders", lambda f: None)(flow)
+        assert flow.metadata.get("clawbench_model_call") is True
