@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from mitmproxy import exceptions
+from mitmproxy.addonmanager import traverse
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.test import taddons, tflow
 
+from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic, is_model_call
 from proxy_addon.addon.options import parse_routes
 from proxy_addon.clawbench import ClawbenchInterceptor
 from tests.proxy.conftest import secrets_in
@@ -264,10 +266,6 @@ def test_an_override_header_past_the_recorded_ones_still_counts(arm) -> None:
 def test_model_call_hooks_exist_only_once_model_hosts_are_set() -> None:
     # mitmproxy calls every hook an addon (or sub-addon) has on every request: a run without
     # model hosts must not pay for the model-call hooks.
-    from mitmproxy.addonmanager import traverse
-
-    from proxy_addon.addon.modeltraffic import ClawbenchModelTraffic
-
     traffic = ClawbenchModelTraffic()
 
     def hooked() -> bool:
@@ -280,4 +278,4 @@ def test_model_call_hooks_exist_only_once_model_hosts_are_set() -> None:
         flow = make_flow("model.test", 80, "/v1/chat/completions", headers=[("Host", "model.test")])
         for a in traverse([traffic]):
             getattr(a, "requestheaders", lambda f: None)(flow)
-        assert flow.metadata.get("clawbench_model_call") is True
+        assert is_model_call(flow)
