@@ -131,6 +131,7 @@ _METRICS = (
     ("not judged", "n_unjudged"),
     ("not intercepted", "n_model_not_intercepted"),
     ("infra failure", "n_infra_failure"),
+    ("  of which model API", "n_model_api_failure"),
     ("missing", "n_missing"),
     ("extra (not in N)", "n_extra"),
     ("re-runs (not counted)", "n_rerun"),

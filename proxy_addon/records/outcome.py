@@ -6,8 +6,10 @@ with `classify`, the scorer adds the judge's with `scored_category`, and the bat
 status comes from `batch_status`.
 
 Infra failures are counted apart: a task that does not load, a proxy that never became ready, a
-container that died or had to be killed, an agent command that cannot execute. Everything else
-that did not intercept is the model's (agent's) failure.
+container that died or had to be killed, an agent command that cannot execute, and the model API
+failing the run's own calls as the proxy recorded them (`model_api_failure`, its own category;
+records.modelapi has the rule). Everything else that did not intercept is the model's (agent's)
+failure.
 
 "Cannot execute" is exit status 126 or 127 (the shell's "cannot execute" and "not found") with
 no request of the agent's seen by the proxy (no line in data/requests.jsonl). The status alone
@@ -73,6 +75,12 @@ class Category(StrEnum):
     INTERCEPTED = "intercepted"
     MODEL_NOT_INTERCEPTED = "model_not_intercepted"
     INFRA_FAILURE = "infra_failure"
+    MODEL_API_FAILURE = "model_api_failure"
+    """An infra failure of its own kind: the agent's model API failed the run's own calls."""
+
+
+INFRA_CATEGORIES = frozenset({Category.INFRA_FAILURE, Category.MODEL_API_FAILURE})
+"""Our categories that are infra failures (re-run by batch --resume, never the model's)."""
 
 
 REFERENCE_INFRA_CATEGORIES = frozenset({"api_or_credit", "task_data", "build_instruction"})
@@ -82,6 +90,7 @@ EXIT_CODES = {
     Category.INTERCEPTED: 0,
     Category.MODEL_NOT_INTERCEPTED: 1,
     Category.INFRA_FAILURE: 2,
+    Category.MODEL_API_FAILURE: 2,
 }
 """`clawbench-sandbox run`'s exit status by the runner's category."""
 
@@ -98,7 +107,7 @@ def is_infra_category(category: str | None) -> bool:
     if not category:
         return False
     return (
-        category == Category.INFRA_FAILURE
+        category in INFRA_CATEGORIES
         or category in REFERENCE_INFRA_CATEGORIES
         or category.startswith("browser_runtime")
     )
@@ -147,11 +156,13 @@ def classify(
     exit_code: int | None = None,
     host_timeout: bool = False,
     agent_requests: int = 0,
+    model_api: str | None = None,
 ) -> Ending:
     """Decide a run's category from what its session left behind.
 
     stopped: None when the session left no report (the container died); agent_requests: lines
-    in data/requests.jsonl (the agent's requests the proxy saw).
+    in data/requests.jsonl (the agent's requests the proxy saw); model_api: why the proxy's
+    record says the model API failed the run (records.modelapi.model_api_failure), or None.
     """
     if intercepted:
         return Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)
@@ -173,6 +184,8 @@ def classify(
         )
     if is_infra_stop(stopped.reason):
         return Ending(infra, stopped.reason, stopped.detail or str(stopped.reason))
+    if model_api is not None:
+        return Ending(Category.MODEL_API_FAILURE, stopped.reason, model_api)
     if (
         stopped.reason == StopReason.AGENT_EXITED
         and stopped.agent_exit_code in NOT_EXECUTABLE
@@ -191,11 +204,12 @@ def classify(
 
 
 def scored_category(
-    *, infra: bool, intercepted: bool, judged: bool, match: bool | None
+    *, infra: bool, intercepted: bool, judged: bool, match: bool | None, model_api: bool = False
 ) -> tuple[Category, bool]:
-    """(result_category, final_pass) once scored: final_pass = intercepted AND match is True."""
+    """(result_category, final_pass) once scored: final_pass = intercepted AND match is True.
+    model_api: the runner found the model API failing (kept as its own kind of infra failure)."""
     if infra:
-        return Category.INFRA_FAILURE, False
+        return (Category.MODEL_API_FAILURE if model_api else Category.INFRA_FAILURE), False
     if not intercepted:
         return Category.MODEL_NOT_INTERCEPTED, False
     if not judged:
@@ -232,6 +246,7 @@ def batch_status(
 __all__ = [
     "BATCH_STATUSES",
     "EXIT_CODES",
+    "INFRA_CATEGORIES",
     "INFRA_STOPS",
     "INTERCEPTION_STOP_REASONS",
     "REFERENCE_INFRA_CATEGORIES",

@@ -94,6 +94,7 @@ class Counts(BaseModel):
     n_unjudged: int = 0
     n_model_not_intercepted: int = 0
     n_infra_failure: int = 0
+    n_model_api_failure: int = 0  # of n_infra_failure: the model API failed the run's own calls
     n_missing: int = 0
     n_extra: int = 0
     n_rerun: int = 0
