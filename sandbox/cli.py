@@ -6,8 +6,10 @@
                                    [--out DIR] [--env K=V ...] [--judge-model NAME]
     clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
                                    [--resume BATCH_DIR] [--include-placeholders]
+                                   [--stop-after N] [--allow-incomplete]
+    clawbench-sandbox check [--model ENTRY] [--judge-model NAME] --models-yaml FILE
 
-Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure, 130 interrupted.
+Exit codes: sandbox.options (RUN_EXIT_CODES, BATCH_EXIT_CODES; `--help` shows them).
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from sandbox.host.executor import run_task
 from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import UsageError, parser
+from sandbox.preflight import preflight, run_check
 from sandbox.run_request import request_from
+from scorer.preflight import PreflightFailed
 
 if TYPE_CHECKING:
+    from sandbox.harnesses.models import AgentModel
     from scorer.models_yaml import JudgeConfig
 
 
@@ -70,9 +75,18 @@ def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
     return check_judge(args.judge_model, args.models_yaml)
 
 
-def _run(args: argparse.Namespace) -> int:
-    req = request_from(args, args.task_dir, args.out)
+def _ready(args: argparse.Namespace, model: AgentModel | None) -> JudgeConfig | None:
+    """The judge resolved, and (unless --no-preflight) the agent's model and the judge each
+    answering one tiny call, before any container starts."""
     judge = _check_judge(args)
+    if not args.no_preflight:
+        preflight(model, judge)
+    return judge
+
+
+def _run(args: argparse.Namespace) -> int:
+    req, model = request_from(args, args.task_dir, args.out)
+    judge = _ready(args, model)
     outcome = run_task(engine.connect(), req)
     judge_match = None
     scored = 0
@@ -114,8 +128,8 @@ def _batch(args: argparse.Namespace) -> int:
 
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
-    template = request_from(args, args.corpus, args.out)
-    judge = _check_judge(args)
+    template, model = request_from(args, args.corpus, args.out)
+    judge = _ready(args, model)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
@@ -124,6 +138,8 @@ def _batch(args: argparse.Namespace) -> int:
         include_placeholders=args.include_placeholders,
         judge=judge,
         models_yaml=args.models_yaml,
+        stop_after=args.stop_after,
+        allow_incomplete=args.allow_incomplete,
     )
     return run_batch(engine.connect(), template, options, json_output=args.json)
 
@@ -137,8 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         with sigterm_as_interrupt():  # SIGTERM cleans up like Ctrl-C
-            return {"build": _build, "run": _run, "batch": _batch}[args.command](args)
-    except (UsageError, engine.EngineError, BuildError) as e:
+            commands = {"build": _build, "run": _run, "batch": _batch, "check": run_check}
+            return commands[args.command](args)
+    except (UsageError, engine.EngineError, BuildError, PreflightFailed) as e:
         if args.debug:
             raise
         print(f"clawbench-sandbox: {e}", file=sys.stderr)

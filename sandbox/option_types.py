@@ -40,6 +40,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def default_image() -> str:
     return os.environ.get("CLAWBENCH_SANDBOX_IMAGE") or DEFAULT_IMAGE
 
@@ -67,4 +77,12 @@ def cpus(text: str) -> float:
     return value
 
 
-__all__ = ["command", "cpus", "default_image", "positive_int", "seconds", "size"]
+__all__ = [
+    "command",
+    "cpus",
+    "default_image",
+    "non_negative_int",
+    "positive_int",
+    "seconds",
+    "size",
+]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
-from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
+from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
 from sandbox.host.executor import RunRequest
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
@@ -69,8 +69,11 @@ def _agent(args: argparse.Namespace) -> AgentChoice:
     return AgentChoice("null")
 
 
-def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
-    """A RunRequest from the shared run/batch options."""
+def request_from(
+    args: argparse.Namespace, task_dir: Path, out: Path
+) -> tuple[RunRequest, AgentModel | None]:
+    """A RunRequest from the shared run/batch options, and the harness's model (resolved, for
+    the pre-flight) when one runs."""
     if not task_dir.exists():
         raise UsageError(f"{task_dir}: no such task directory or file")
     if args.upstream_ca is not None and not args.upstream_ca.is_file():
@@ -81,6 +84,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
     mitm = _mitm_options(args.mitm_set)
     if args.allow_private:
         mitm["clawbench_allow_private"] = list(args.allow_private)
+    model = None
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
         try:
@@ -89,13 +93,15 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
         env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
-        # the model's calls pass the proxy like everything else: counted, never matched
-        hosts = mitm.get("clawbench_model_hosts", [])
-        mitm["clawbench_model_hosts"] = [
-            *([hosts] if isinstance(hosts, str) else hosts),
-            model.host,
-        ]
-    return RunRequest(
+        # the model's calls pass the proxy like everything else: counted, never matched, and
+        # the run's own ones (its key, endpoint, model) tell whether the model API failed it
+        for key, value in model.proxy_options().items():
+            given = mitm.get(key, [])
+            if isinstance(value, list):
+                mitm[key] = [*([given] if isinstance(given, str) else given), *value]
+            else:
+                mitm[key] = value
+    request = RunRequest(
         task_dir=task_dir,
         agent=agent,
         out=out,
@@ -110,3 +116,4 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )
+    return request, model
