@@ -22,6 +22,7 @@ from scorer.calibration import CalibrationError, render_report
 from scorer.judge.prompts import DUMP_LIMIT
 from scorer.judge.scheduler import CallSettings, JudgeFatal
 from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, resolve_judge
+from scorer.preflight import PreflightFailed, check_judges
 
 EXIT_BELOW = 1
 EXIT_USAGE = 2
@@ -39,10 +40,19 @@ def parser() -> argparse.ArgumentParser:
         prog="clawbench-score calibrate",
         description="Run the judge on a labelled calibration set and report how it agrees with "
         "the labels (accuracy, precision, recall, Cohen's kappa, every miss).",
+        epilog="exit codes:\n  0    the judge agrees at least --min-kappa\n  1    it agrees "
+        "less (below the gate)\n  2    bad input, or a judge that cannot serve (the pre-flight "
+        "failed, key refused, no such model)\n  130  interrupted",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("gold", type=Path, help="the set: a directory of calibration files, or one")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to the judge before the set is judged",
+    )
     p.add_argument("--rubric", choices=("strict", "lenient"), default="strict")
     p.add_argument("--min-kappa", type=_kappa, help="exit 1 when kappa is below this")
     p.add_argument("--concurrency", type=int, default=16, help="judge calls in flight at most")
@@ -58,8 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     calls = CallSettings(concurrency=max(1, args.concurrency), timeout=args.timeout)
     try:
         judge = resolve_judge(args.judge_model, args.models_yaml)
+        if not args.no_preflight:
+            check_judges([judge], args.timeout)
         run = calibrate(args.gold, judge, args.rubric, calls, args.dump_limit)
-    except (CalibrationError, ConfigError, JudgeFatal) as e:
+    except (CalibrationError, ConfigError, JudgeFatal, PreflightFailed) as e:
         print(f"clawbench-score calibrate: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

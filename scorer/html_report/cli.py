@@ -22,6 +22,10 @@ def parser() -> argparse.ArgumentParser:
         prog="clawbench-report",
         description="Write one self-contained HTML report (leaderboard, funnels, task x model "
         "matrix, judge agreement, every run's details) from batches scored by clawbench-score.",
+        epilog="exit codes:\n  0    the report was written\n  1    nothing could be reported "
+        "(no scored batch under the paths) or the file could not be written\n  2    a bad "
+        "command line",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", type=Path, help="a scored batch, or a directory of them")
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="report.html")
