@@ -32,9 +32,12 @@ from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
+from sandbox.preflight import preflight
 from sandbox.runs.batch import batch_summary, job_of, run_all
+from scorer.completeness import EXIT_INCOMPLETE, incomplete_line, incompleteness
 from scorer.display import print_result
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
+from scorer.preflight import PreflightFailed
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
@@ -49,7 +52,10 @@ def parser() -> argparse.ArgumentParser:
         "in the reference's layout and score it.",
         epilog="exit codes:\n  0    every run ended as planned and the batch was scored\n"
         "  1    a run did not end as planned, a commit reached the site, or scoring failed\n"
-        "  2    bad input (corpus, task.json, --out, judge settings), before any run\n"
+        "  2    bad input (corpus, task.json, --out, judge settings) or a failed pre-flight of\n"
+        "       the judge or --agent-model, before any run\n"
+        "  3    incomplete: a verdict is missing or a run is an infra failure (the line says\n"
+        "       which and how to complete it; --allow-incomplete exits 0)\n"
         "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -59,6 +65,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to the judge and --agent-model before any run",
+    )
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0 when verdicts are missing or a run is an infra failure (instead of 3)",
+    )
     p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
     p.add_argument(
         "--agent-model",
@@ -173,10 +189,15 @@ def _execute(
 
 
 def _score(
-    console: Console, batch: Path, judges: list[JudgeConfig], models_yaml: Path | None
+    console: Console,
+    batch: Path,
+    judges: list[JudgeConfig],
+    models_yaml: Path | None,
+    allow_incomplete: bool = False,
 ) -> int:
     """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
-    clawbench-score's exit code for what went wrong. models_yaml prices the agent's tokens."""
+    clawbench-score's exit code for what went wrong (3: incomplete, unless allow_incomplete).
+    models_yaml prices the agent's tokens."""
     from scorer.html_report import load_report, write_report
 
     how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
@@ -198,6 +219,13 @@ def _score(
         out = batch / "report.html"
         write_report(load_report([batch], out), out, "ClawBench demo")
         console.print(f"Report: {out}", highlight=False)
+    found = incompleteness(result)
+    if scored == 0 and found:
+        again = f"clawbench-score {batch}" + "".join(f" --judge-model {j.name}" for j in judges)
+        again += f" --models-yaml {models_yaml}" if models_yaml else ""
+        line = incomplete_line(found, again, "clawbench-demo again")
+        print(f"clawbench-demo: {line}", file=sys.stderr)
+        scored = 0 if allow_incomplete else EXIT_INCOMPLETE
     return scored
 
 
@@ -211,8 +239,10 @@ def _demo(args: argparse.Namespace) -> int:
         agent_model = None
         if args.agent_model:
             agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
+        if not args.no_preflight:
+            preflight(agent_model, judges[0] if judges else None)
         batch = _new_batch(args.out, ts)
-    except (PlanError, JudgeUnavailable, ModelUnavailable) as e:
+    except (PlanError, JudgeUnavailable, ModelUnavailable, PreflightFailed) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
     confdir = batch / ".mitmproxy"
@@ -239,7 +269,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     show_runs(console, results, batch)
     show_site(console, site)
-    scored = _score(console, batch, judges, args.models_yaml)
+    scored = _score(console, batch, judges, args.models_yaml, args.allow_incomplete)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
@@ -248,7 +278,9 @@ def _demo(args: argparse.Namespace) -> int:
         console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
     if scored == 130:  # the scorer was interrupted and said so; its verdicts so far are kept
         return 130
-    return 0 if not unexpected and not site.leaked and scored == 0 else 1
+    if unexpected or site.leaked or scored not in (0, EXIT_INCOMPLETE):
+        return 1
+    return scored
 
 
 if __name__ == "__main__":
