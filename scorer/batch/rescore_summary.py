@@ -78,6 +78,7 @@ class AgentUsageTotals(BaseModel):
     cached_tokens: int = 0
     cost_usd: float | None = None  # None unless every run with usage is priced
     runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
+    runs_usage_incomplete: int = 0  # runs whose agent also called a model API not counted
 
 
 class Counts(BaseModel):

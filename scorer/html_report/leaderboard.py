@@ -121,6 +121,8 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
 def _usage_cells(u: AgentUsageTotals) -> list[Markup]:
     """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price)."""
     tokens = f"{u.input_tokens:,} / {u.output_tokens:,}" if u.runs_with_usage else "—"
+    if u.runs_usage_incomplete:
+        tokens += " (usage incomplete)"
     cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "—"
     unpriced = f"{u.runs_unpriced} runs' models have no price in models.yaml"
     why = unpriced if u.runs_unpriced else None
