@@ -24,6 +24,7 @@ from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, write_meta
@@ -185,9 +186,9 @@ def _intercepted(data: Path) -> bool:
 
 def _requests_seen(data: Path) -> int:
     """Lines in requests.jsonl: one per request of the agent's that the proxy saw."""
+    log = RequestLog(data / REQUESTS_FILE)
     try:
-        with (data / "requests.jsonl").open("rb") as log:
-            return sum(1 for line in log if line.strip())
+        return sum(1 for _ in log) + log.unread  # a line cut by a killed proxy counts too
     except OSError:  # none: the proxy never started, or saw nothing and never created it
         return 0
 
