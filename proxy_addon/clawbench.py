@@ -162,7 +162,7 @@ class ClawbenchInterceptor:
             elif flow.response is None:
                 sent = addressing(flow)
                 placed = self.destinations.place(sent)
-                if isinstance(placed, set):  # names to look up first
+                if placed is None:  # names to look up first
                     return self._request_later(flow, sent)
                 self._request(flow, placed)
         except Exception:
