@@ -23,7 +23,8 @@ from rich.console import Console
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import RunResult, Setup, execute, find_chromium
+from sandbox.demo.chromium import find_chromium
+from sandbox.demo.local import RunResult, Setup, execute
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.show import SiteSeen, commits_reaching_site, files_written, show_runs, show_site
 from sandbox.demo.site import HOSTS, DemoSite

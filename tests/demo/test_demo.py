@@ -30,7 +30,7 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import find_chromium
+from sandbox.demo.chromium import find_chromium
 from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import Received
