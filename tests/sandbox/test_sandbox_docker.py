@@ -38,6 +38,7 @@ from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_request
+from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -640,14 +641,16 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
     shutil.copytree(CASES / "quick-null", corpus / "quick-null")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [
-            BIN / "clawbench-sandbox",
-            "batch",
-            str(corpus),
-            "--agent-cmd",
-            "sleep 600",
-            *_args(internet, sandbox_image, out),
-        ],
+        interruptible(
+            [
+                BIN / "clawbench-sandbox",
+                "batch",
+                str(corpus),
+                "--agent-cmd",
+                "sleep 600",
+                *_args(internet, sandbox_image, out),
+            ]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},
