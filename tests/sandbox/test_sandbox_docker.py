@@ -569,14 +569,20 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
         )
     )
 
+    (corpus / "broken").mkdir()
+    (corpus / "broken" / "task.json").write_text('{"instruction": "x", "eval_schema": {}}')
+
     def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
-        code = sandbox_main(["batch", str(corpus), *_args(internet, sandbox_image, out), *extra])
+        code = sandbox_main(
+            ["batch", str(corpus), *_args(internet, sandbox_image, out), "--skip-invalid", *extra]
+        )
         assert code == 0
         (batch_dir,) = out.glob("batch-*")
         return batch_dir, json.loads((batch_dir / "batch-summary.json").read_text())
 
     skipping, summary = batch(tmp_path / "default")
     assert summary["placeholders_skipped"] == ["placeholder"]
+    assert summary["invalid_skipped"] == ["broken"]
     assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("quick-null", "failed")]
     assert [p.name.split("-none-")[0] for p in (skipping / "none").iterdir()] == ["null-quick-null"]
 
