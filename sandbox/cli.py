@@ -75,7 +75,9 @@ def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
 def _run(args: argparse.Namespace) -> int:
     req = request_from(args, args.task_dir, args.out)
     judge = _check_judge(args)
-    outcome = run_task(engine.connect(), req)
+    client = engine.connect()
+    req.check_image(client)  # before any run directory or container
+    outcome = run_task(client, req)
     judge_match = None
     scored = 0
     if judge is not None and outcome.intercepted:

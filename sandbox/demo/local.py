@@ -21,6 +21,7 @@ from typing import IO, Any
 from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
 from proxy_addon.records.outcome import Stopped, StopReason
 from sandbox.agents.request_script import dump_script
+from sandbox.container.launch import exec_failure
 from sandbox.container.trust import client_env
 from sandbox.demo.browser_use import TIME_LIMIT_S, Launch, launch
 from sandbox.demo.chromium import CHROMIUM_FLAGS, spki_pin
@@ -245,14 +246,17 @@ class LocalExecutor:
             }
         if setup.stop.is_set():
             return Stopped(StopReason.INTERRUPTED, INTERRUPTED)
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:  # the exec failed before any of the agent's code ran (launch.py)
+            return Stopped(StopReason.AGENT_EXITED, exec_error=exec_failure(e, argv[0]))
         try:
             deadline = time.monotonic() + timeout
             reason = _wait(proc, proxy.proc, run.data / ".stop-requested", deadline, setup.stop)

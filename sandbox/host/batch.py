@@ -210,7 +210,7 @@ def run_batch(
 ) -> int:
     """Run the batch; 0 when every job ran without an infra failure and scoring (if asked)
     succeeded, 2 otherwise, 130 on Ctrl-C."""
-    engine.image_id(client, template.image)  # a missing image fails once, before any run
+    template.check_image(client)  # a missing or wrong image fails once, before any run
     batch_dir = _open_batch_dir(options)
     earlier = read_summary(batch_dir) if options.resume else None
     plan = _plan(template, options, batch_dir)

@@ -382,3 +382,33 @@ def test_a_commit_reaching_the_site_is_reported() -> None:
     assert commits_reaching_site([page, leaked], runs) == [
         "010-news-unsubscribe-quick: POST https://news.clawbench.test/newsletter/unsubscribe"
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "category"),
+    [
+        ("not a program\n", "infra_failure"),  # executable, but no #! and no ELF: ENOEXEC
+        ("#!/bin/sh\nsleep 1; exit 127\n", "model_not_intercepted"),  # it ran, then chose 127
+    ],
+    ids=["exec-fails", "exits-127"],
+)
+def test_the_demo_decides_could_not_be_executed_as_the_sandbox_does(
+    tmp_path: Path, program: str, category: str
+) -> None:
+    from mitmproxy.certs import CertStore
+
+    from sandbox.demo.local import Setup, execute
+
+    chromium = tmp_path / "bin" / "chromium"
+    chromium.parent.mkdir()
+    chromium.write_text(program)
+    chromium.chmod(0o755)
+    run = next(r for r in load_plan(CORPUS, ("chromium",)))
+    CertStore.from_store(tmp_path / "conf", "mitmproxy", 2048)
+    setup = Setup(tmp_path / "batch", [], tmp_path / "conf", "20260101_000000", str(chromium))
+    ending = execute(run, setup).outcome.ending
+    assert (ending.stop_reason, ending.category) == ("agent_exited", category)
+    if category == "infra_failure":
+        assert ending.failure_reason == (
+            f"agent command could not be executed: {chromium}: Exec format error (errno 8)"
+        )

@@ -118,6 +118,39 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
     assert not any("build-ca.pem" in (layer.get("CreatedBy") or "") for layer in history)
 
 
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_harness_runs_only_from_an_image_that_holds_it(
+    command, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    """--harness with an image without that harness's layer (or no image at all): one error
+    naming the image and the build command that makes one, before any container or run dir."""
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "m:\n  base_url: http://model.test/v1\n  api_type: openai-completions\n  api_key: k\n"
+    )
+    target = CASES / "quick-null" if command == "run" else CASES
+    harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
+    missing = f"{sandbox_image}-nothing-browser-use"
+    for image, why in (
+        (
+            sandbox_image,
+            f"image {sandbox_image} does not hold the browser-use harness (no "
+            "io.clawbench.harness label): build the harness's image with `clawbench-sandbox "
+            f"build --tag {sandbox_image} --harness browser-use` and run with --image "
+            f"{sandbox_image}-browser-use",
+        ),
+        (
+            missing,
+            f"image {missing} is missing: build it with `clawbench-sandbox build --tag "
+            f"{sandbox_image}-nothing --harness browser-use`",
+        ),
+    ):
+        out = tmp_path / "out"
+        code = sandbox_main([command, str(target), *harness, *_args(internet, image, out)])
+        assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
+        assert not list(out.rglob("*"))  # no run directory: nothing started
+
+
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
@@ -732,27 +765,6 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
     )
     assert outcome.ending.category == "intercepted"
     assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
-
-
-@pytest.mark.parametrize(
-    ("command", "category"),
-    [
-        ("no-such-harness --task x", "infra_failure"),
-        (
-            "curl -sS -o /dev/null http://shop.clawbench.test/acted; no-such-tool",
-            "model_not_intercepted",
-        ),
-    ],
-)
-def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
-    command, category, docker_client, sandbox_image, internet, tmp_path
-) -> None:
-    outcome = _quick_cmd(docker_client, internet, sandbox_image, tmp_path, command)
-    meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    assert meta.model_extra["sandbox"]["agent_exit_code"] == 127
-    assert (meta.stop_reason, meta.result_category) == ("agent_exited", category)
-    if category == "infra_failure":
-        assert "could not be executed" in meta.model_extra["failure_reason"]
 
 
 def test_the_agent_starts_once_the_network_has_settled(

@@ -214,10 +214,13 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
 # -- verdicts ------------------------------------------------------------------------------------
 
 
-def _report(reason: str, code: int | None = 0) -> Stopped:
+def _report(reason: str, code: int | None = 0, exec_error: str | None = None) -> Stopped:
     """How a container's report.json reaches classify."""
     report = SandboxReport(
-        stop_reason=reason, agent_exit_code=code, timings=Timings(entrypoint_started=0)
+        stop_reason=reason,
+        agent_exit_code=code,
+        agent_exec_error=exec_error,
+        timings=Timings(entrypoint_started=0),
     )
     return report.stopped()
 
@@ -256,20 +259,26 @@ def _report(reason: str, code: int | None = 0) -> Stopped:
             "container_failed",
             "container_failed",
         ),
+        (  # the launcher's exec failed: the agent never ran
+            {"intercepted": False, "stopped": _report("agent_exited", 127, "x: No such file")},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
         (
+            {"intercepted": False, "stopped": _report("agent_exited", 126, "x: Permission denied")},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (  # it started and chose its status: 126 and 127 are the model's like any other
             {"intercepted": False, "stopped": _report("agent_exited", 127)},
-            "infra_failure",
+            "model_not_intercepted",
             "agent_exited",
             "agent_exited",
         ),
         (
-            {"intercepted": False, "stopped": _report("agent_exited", 126), "agent_requests": 0},
-            "infra_failure",
-            "agent_exited",
-            "agent_exited",
-        ),
-        (  # it ran and acted (a request), then its last command was not found: the model's
-            {"intercepted": False, "stopped": _report("agent_exited", 127), "agent_requests": 1},
+            {"intercepted": False, "stopped": _report("agent_exited", 126)},
             "model_not_intercepted",
             "agent_exited",
             "agent_exited",
