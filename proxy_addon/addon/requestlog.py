@@ -234,7 +234,11 @@ def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> Reque
 
 
 def interception_record(
-    seen: SeenRequest, body: Any, result: MatchResult, schema: dict[str, Any]
+    seen: SeenRequest,
+    body: Any,
+    result: MatchResult,
+    schema: dict[str, Any],
+    host_unresolved: bool = False,
 ) -> Interception:
     """data/interception.json for the first blocked request (body: the value it matched with)."""
     return Interception(
@@ -250,6 +254,7 @@ def interception_record(
             body_size=seen.body_size,
             body_unverified=result.body_unverified,
             equivalence=result.equivalence,
+            host_unresolved=host_unresolved,
         ),
         schema=schema,
         intercepted_at=time.time(),

@@ -24,7 +24,6 @@ from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
-from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, write_meta
@@ -170,7 +169,6 @@ def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) 
         setup_failure=setup_failure,
         exit_code=ex.exit_code,
         host_timeout=ex.host_timeout,
-        agent_requests=_requests_seen(run.data),
     )
     record_not_intercepted(run.data, ending, run.task)
     write_meta(run, ending, intercepted, blocks)
@@ -182,15 +180,6 @@ def _intercepted(data: Path) -> bool:
         return read_interception(data / "interception.json").intercepted
     except RecordError:
         return False
-
-
-def _requests_seen(data: Path) -> int:
-    """Lines in requests.jsonl: one per request of the agent's that the proxy saw."""
-    log = RequestLog(data / REQUESTS_FILE)
-    try:
-        return sum(1 for _ in log) + log.unread  # a line cut by a killed proxy counts too
-    except OSError:  # none: the proxy never started, or saw nothing and never created it
-        return 0
 
 
 def _unexpected(run: PreparedRun, error: Exception) -> str:
