@@ -30,12 +30,13 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import find_chromium
+from sandbox.demo.chromium import find_chromium
 from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import Received
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import TEST_CASES, require
+from tests.support.interrupt import interruptible
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -288,7 +289,7 @@ def test_an_interrupted_demo_stops_every_process_and_says_so(tmp_path: Path, sig
     home.mkdir()
     env = {**_env(tmp_path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     demo = subprocess.Popen(
-        [str(DEMO), "--out", str(out), "--no-judge"],
+        interruptible([DEMO, "--out", out, "--no-judge"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -38,6 +38,7 @@ from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_request
+from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -603,14 +604,20 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
         )
     )
 
+    (corpus / "broken").mkdir()
+    (corpus / "broken" / "task.json").write_text('{"instruction": "x", "eval_schema": {}}')
+
     def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
-        code = sandbox_main(["batch", str(corpus), *_args(internet, sandbox_image, out), *extra])
+        code = sandbox_main(
+            ["batch", str(corpus), *_args(internet, sandbox_image, out), "--skip-invalid", *extra]
+        )
         assert code == 0
         (batch_dir,) = out.glob("batch-*")
         return batch_dir, json.loads((batch_dir / "batch-summary.json").read_text())
 
     skipping, summary = batch(tmp_path / "default")
     assert summary["placeholders_skipped"] == ["placeholder"]
+    assert summary["invalid_skipped"] == ["broken"]
     assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("quick-null", "failed")]
     assert [p.name.split("-none-")[0] for p in (skipping / "none").iterdir()] == ["null-quick-null"]
 
@@ -675,14 +682,16 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
     shutil.copytree(CASES / "quick-null", corpus / "quick-null")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [
-            BIN / "clawbench-sandbox",
-            "batch",
-            str(corpus),
-            "--agent-cmd",
-            "sleep 600",
-            *_args(internet, sandbox_image, out),
-        ],
+        interruptible(
+            [
+                BIN / "clawbench-sandbox",
+                "batch",
+                str(corpus),
+                "--agent-cmd",
+                "sleep 600",
+                *_args(internet, sandbox_image, out),
+            ]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},
