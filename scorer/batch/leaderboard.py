@@ -1,11 +1,12 @@
 """The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
 then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
-agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs).
+agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs),
+then judge_cannot_tell (the counted runs the judge could not decide: not passed).
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
 one, others are kept, and the file is rewritten atomically with every column. A file written
-with fewer of these columns (the reference's seven, or an earlier version's nine) is read as
-well, its rows' new columns empty, so a reader that takes columns by name keeps working.
+with fewer of these columns (the reference's seven, or an earlier version's nine or twelve) is
+read as well, its rows' new columns empty, so a reader that takes columns by name keeps working.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ LEADERBOARD_COLUMNS = (
     "agent_input_tokens",
     "agent_output_tokens",
     "agent_cost_usd",
+    "judge_cannot_tell",
 )
 
 

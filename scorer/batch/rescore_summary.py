@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 
 SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")
@@ -30,8 +32,8 @@ class Tokens(BaseModel):
 
 class LeaderboardRow(BaseModel):
     """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
-    rate's Wilson 95% interval (all rates in percent, 2 decimals) and the agents' tokens and cost
-    ("" in rows written before, and where unknown)."""
+    rate's Wilson 95% interval (all rates in percent, 2 decimals), the agents' tokens and cost
+    and the runs the judge could not decide ("" in rows written before, and where unknown)."""
 
     model_config = _FORBID
 
@@ -47,6 +49,7 @@ class LeaderboardRow(BaseModel):
     agent_input_tokens: str = ""  # "" when no run recorded usage
     agent_output_tokens: str = ""
     agent_cost_usd: str = ""  # 4 decimals; "" unless every run with usage is priced
+    judge_cannot_tell: str = ""  # counted runs the judge answered cannot_tell; "" not judged
 
 
 class AgentUsageTotals(BaseModel):
@@ -77,6 +80,7 @@ class Counts(BaseModel):
     n_passed: int = 0
     n_judge_match: int = 0
     n_judge_mismatch: int = 0
+    n_judge_cannot_tell: int = 0  # the judge answered cannot_tell: not passed, not a mismatch
     n_judge_error: int = 0
     n_unjudged: int = 0
     n_model_not_intercepted: int = 0
@@ -119,13 +123,25 @@ class TaskRow(BaseModel):
     model: str | None = None
     harness: str | None = None
     run_dir: str | None = None
-    match_strict: bool | None = None
+    match_strict: bool | None = None  # the reference's: true only for a match verdict
+    verdict_strict: JudgeVerdict | None = None
     reason_strict: str | None = None
     match_lenient: bool | None = None
+    verdict_lenient: JudgeVerdict | None = None
     reason_lenient: str | None = None
     verdict_source: str | None = None
     judge_error: str | None = None
-    verdicts: dict[str, bool | None] | None = None  # per judge, the deciding rubric's verdict
+    judge_missing: str | None = None  # cannot_tell: what the deciding judge could not see
+    verdicts: dict[str, JudgeVerdict | None] | None = None  # per judge, the deciding rubric's
+
+    @field_validator("verdicts", mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        """An earlier version wrote each judge's verdict as true/false."""
+        if isinstance(value, dict):
+            return {k: read_verdict(v) if isinstance(v, bool) else v for k, v in value.items()}
+        return value
+
     recheck: dict[str, Any] | None = None
     reference_category: str | None = None
     infra_reason: str | None = None
@@ -138,10 +154,12 @@ class Summary(Counts):
     batch_dir: str
     n_match_strict: int | None = None
     n_mismatch_strict: int | None = None
+    n_cannot_tell_strict: int | None = None
     n_judge_err_strict: int | None = None
     reward_pct_strict: float | None = None
     n_match_lenient: int | None = None
     n_mismatch_lenient: int | None = None
+    n_cannot_tell_lenient: int | None = None
     n_judge_err_lenient: int | None = None
     reward_pct_lenient: float | None = None
     judge_model: str | None = None  # the first judge: its verdicts are in data/judge.json
@@ -167,13 +185,13 @@ class Summary(Counts):
             f"{k}_{r}"
             for r in ("strict", "lenient")
             if r not in self.rubrics
-            for k in ("n_match", "n_mismatch", "n_judge_err", "reward_pct")
+            for k in ("n_match", "n_mismatch", "n_cannot_tell", "n_judge_err", "reward_pct")
         }
         not_run = {
             f"{k}_{r}"
             for r in ("strict", "lenient")
             if r not in self.rubrics
-            for k in ("match", "reason")
+            for k in ("match", "verdict", "reason")
         }
         if not self.judges:
             not_run.add("verdicts")
