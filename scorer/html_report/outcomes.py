@@ -38,14 +38,9 @@ OUTCOMES = (
 )
 BY_KEY = {o.key: o for o in OUTCOMES}
 NOT_INTERCEPTED = tuple(o.key for o in OUTCOMES if o.key.startswith("nx-"))
-_CATEGORIES = (
-    "passed",
-    "intercepted",
-    "judge_mismatch",
-    "judge_cannot_tell",
-    "judge_error",
-    "infra_failure",
-)
+INTERCEPTED = ("passed", "intercepted", "judge_mismatch", "judge_cannot_tell", "judge_error")
+"""The outcomes of a run the proxy intercepted (Stage 1 credit)."""
+_CATEGORIES = (*INTERCEPTED, "infra_failure")
 
 
 def outcome_key(row: TaskRow, stop_reason: str | None) -> str:
@@ -68,4 +63,12 @@ def outcome(key: str) -> Outcome:
     return BY_KEY[key]
 
 
-__all__ = ["BY_KEY", "NOT_INTERCEPTED", "OUTCOMES", "Outcome", "outcome", "outcome_key"]
+__all__ = [
+    "BY_KEY",
+    "INTERCEPTED",
+    "NOT_INTERCEPTED",
+    "OUTCOMES",
+    "Outcome",
+    "outcome",
+    "outcome_key",
+]

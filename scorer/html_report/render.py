@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proxy_addon.records.atomic import write_bytes_atomic
 from scorer.calibrate import CalibrationResult
 from scorer.html_report.calibration import calibration_section
 from scorer.html_report.claims import claims
@@ -186,8 +187,9 @@ def write_report(
     title: str = "ClawBench report",
     calibration: CalibrationResult | None = None,
 ) -> Path:
-    """Render and write the report to out (UTF-8); returns out."""
-    out.write_text(render_report(report, title, calibration), encoding="utf-8")
+    """Render and write the report to out (UTF-8, atomically: never half a page); returns out."""
+    page = render_report(report, title, calibration).encode("utf-8")
+    write_bytes_atomic(out, page, durable=False)
     return out
 
 

@@ -99,6 +99,6 @@ def test_the_calibration_of_the_judge_that_scored_the_batch(
     # a file calibrate did not write is one line and exit 1
     calibration.write_text('{"judge": "x"}')
     capsys.readouterr()
-    assert main([str(batch), "-o", str(out), "--calibration", str(calibration)]) == 1
+    assert main([str(batch), "-o", str(out), "--calibration", str(calibration)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"clawbench-report: {calibration}: ") and "calibrate --out" in err
