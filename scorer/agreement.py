@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 from scorer.stats import cohen_kappa, fleiss_kappa, kendall_tau_b
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
@@ -54,13 +53,7 @@ class Disagreement(BaseModel):
     run: str
     verdicts: dict[str, JudgeVerdict | None]
 
-    @field_validator("verdicts", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        """An earlier version wrote each verdict as true/false."""
-        if isinstance(value, dict):
-            return {k: read_verdict(v) if isinstance(v, bool) else v for k, v in value.items()}
-        return value
+    _earlier = field_validator("verdicts", mode="before")(read_verdicts)
 
 
 class Agreement(BaseModel):

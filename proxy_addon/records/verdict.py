@@ -51,6 +51,14 @@ def read_verdict(value: Any) -> JudgeVerdict | None:
     return None
 
 
+def read_verdicts(value: Any) -> Any:
+    """{judge: verdict} as a file holds it; an earlier version wrote true/false for each judge
+    (read as match and no_match). Anything but a mapping is left for the model to refuse."""
+    if isinstance(value, dict):
+        return {k: read_verdict(v) if isinstance(v, bool) else v for k, v in value.items()}
+    return value
+
+
 def passes(verdict: JudgeVerdict | None) -> bool:
     """Whether a verdict passes the run: only match does."""
     return verdict is JudgeVerdict.MATCH
@@ -62,4 +70,4 @@ def as_match(verdict: JudgeVerdict | None) -> bool | None:
     return None if verdict is None else verdict is JudgeVerdict.MATCH
 
 
-__all__ = ["JudgeVerdict", "as_match", "passes", "read_verdict"]
+__all__ = ["JudgeVerdict", "as_match", "passes", "read_verdict", "read_verdicts"]

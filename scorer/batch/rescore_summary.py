@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 
 SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")
@@ -148,13 +148,7 @@ class TaskRow(BaseModel):
     judge_missing: str | None = None  # cannot_tell: what the deciding judge could not see
     verdicts: dict[str, JudgeVerdict | None] | None = None  # per judge, the deciding rubric's
 
-    @field_validator("verdicts", mode="before")
-    @classmethod
-    def _booleans(cls, value: Any) -> Any:
-        """An earlier version wrote each judge's verdict as true/false."""
-        if isinstance(value, dict):
-            return {k: read_verdict(v) if isinstance(v, bool) else v for k, v in value.items()}
-        return value
+    _earlier = field_validator("verdicts", mode="before")(read_verdicts)
 
     recheck: dict[str, Any] | None = None
     reference_category: str | None = None
