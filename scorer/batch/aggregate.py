@@ -19,6 +19,7 @@ from typing import Any
 
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
+from scorer.batch.judge_cost import judge_leaderboard_columns, judge_usage_totals
 from scorer.batch.rescore_summary import (
     NOT_JUDGED,
     Counts,
@@ -201,6 +202,7 @@ def _entry(
     )
     _count(counted, counts, opts.judged)
     counts.agent_usage = usage_totals(runs, opts.prices or {})
+    counts.judge_usage = judge_usage_totals(runs, opts.prices or {})
     dataset = opts.dataset or "unknown"
     entry = Entry(
         **counts.model_dump(),
@@ -246,6 +248,7 @@ def _leaderboard_row(
         intercepted=c.n_intercepted,
         judge=judge,
         **leaderboard_columns(c.agent_usage),
+        **judge_leaderboard_columns(c.judge_usage),
     )
     if c.n_passed is not None:
         low, high = wilson_interval(c.n_passed, n_total) if n_total else (0.0, 0.0)
@@ -316,6 +319,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     _count(counted, summary, opts.judged)
     _per_rubric(summary, counted)
     summary.agent_usage = usage_totals(runs, opts.prices or {})
+    summary.judge_usage = judge_usage_totals(runs, opts.prices or {})
     if len(opts.judges) > 1:
         summary.agreement = _agreement(counted, opts.judges, batch_dir)
     for o in runs:  # every verdict cost tokens, counted or not

@@ -1,7 +1,8 @@
 """The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
 then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
 agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs),
-then intercepted,judge. A row without a judge has empty pass columns and judge "not judged".
+then intercepted,judge, then judge_input_tokens,judge_output_tokens,judge_cost_usd (the judges'
+own calls). A row without a judge has empty pass columns and judge "not judged".
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
 one, others are kept, and the file is rewritten atomically with every column. A file written
@@ -27,6 +28,9 @@ LEADERBOARD_COLUMNS = (
     "agent_cost_usd",
     "intercepted",
     "judge",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_cost_usd",
 )
 
 
