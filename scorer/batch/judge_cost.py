@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from proxy_addon.records.usage import ModelUsage
-from scorer.batch.agent_cost import model_cost
+from scorer.batch.agent_cost import model_cost, usage_columns
 from scorer.batch.rescore_summary import JudgeUsageTotals
 from scorer.batch.scored_run import ScoredRun
 from scorer.models_yaml import Price
@@ -47,14 +47,9 @@ def judge_usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -
 
 def judge_leaderboard_columns(totals: JudgeUsageTotals) -> dict[str, str]:
     """The leaderboard CSV's judge_input_tokens, judge_output_tokens, judge_cost_usd."""
-    if not totals.verdicts:
-        return {}
-    cost = "" if totals.cost_usd is None else f"{totals.cost_usd:.4f}"
-    return {
-        "judge_input_tokens": str(totals.input_tokens),
-        "judge_output_tokens": str(totals.output_tokens),
-        "judge_cost_usd": cost,
-    }
+    return usage_columns(
+        "judge", bool(totals.verdicts), totals.input_tokens, totals.output_tokens, totals.cost_usd
+    )
 
 
 __all__ = ["judge_leaderboard_columns", "judge_usage_totals"]
