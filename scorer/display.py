@@ -8,16 +8,39 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
 from scorer.table import print_table, summary_table
+
+
+class Tally:
+    """Verdicts received so far, by verdict (None: a judge error)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[JudgeVerdict | None] = Counter()
+
+    def add(self, verdict: JudgeVerdict | None) -> None:
+        self.counts[verdict] += 1
+
+    def text(self, sep: str) -> str:
+        c = self.counts
+        return sep.join(
+            (
+                f"match {c[JudgeVerdict.MATCH]}",
+                f"mismatch {c[JudgeVerdict.NO_MATCH]}",
+                f"cannot tell {c[JudgeVerdict.CANNOT_TELL]}",
+                f"error {c[None]}",
+            )
+        )
 
 
 class ProgressReporter:
@@ -27,7 +50,7 @@ class ProgressReporter:
         self.console = console
         self.progress: Any = None
         self.task: Any = None
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
 
     def queued(self, n: int) -> None:
         if self.progress is None:
@@ -45,10 +68,8 @@ class ProgressReporter:
         self.progress.update(self.task, total=self.progress.tasks[0].total + n)
 
     def judged(self, result: JudgeResult) -> None:
-        self.tally[result.verdict.match] += 1
-        t = self.tally
-        tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
-        self.progress.update(self.task, advance=1, tally=tally)
+        self.tally.add(result.reply.verdict)
+        self.progress.update(self.task, advance=1, tally=self.tally.text("  "))
 
     def done(self) -> None:
         if self.progress is not None:
@@ -73,7 +94,7 @@ class PlainProgress:
         self.clock = clock
         self.total = 0
         self.count = 0
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
         self.started: float | None = None
         self.shown_at = 0.0
         self.shown_count = 0
@@ -85,7 +106,7 @@ class PlainProgress:
 
     def judged(self, result: JudgeResult) -> None:
         self.count += 1
-        self.tally[result.verdict.match] += 1
+        self.tally.add(result.reply.verdict)
         step = max(1, math.ceil(self.total / 10))
         now = self.clock()
         if self.count - self.shown_count >= step or now - self.shown_at >= self.every_s:
@@ -96,11 +117,9 @@ class PlainProgress:
             self._line(self.clock())
 
     def _line(self, now: float) -> None:
-        t = self.tally
         elapsed = now - (self.started or now)
         self.stream.write(
-            f"judging {self.count}/{self.total}: match {t[True]}, mismatch {t[False]}, "
-            f"error {t[None]} ({elapsed:.1f} s)\n"
+            f"judging {self.count}/{self.total}: {self.tally.text(', ')} ({elapsed:.1f} s)\n"
         )
         self.stream.flush()
         self.shown_at, self.shown_count = now, self.count
@@ -114,6 +133,8 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
         problem = t.get("infra_reason")
         if not problem and t.get("result_category") == "judge_error":
             problem = f"judge error: {t.get('judge_error')}"
+        if not problem and t.get("result_category") == "judge_cannot_tell":
+            problem = f"the judge could not see: {t.get('judge_missing') or t.get('reason_strict')}"
         recheck = t.get("recheck") or {}
         if not problem and recheck.get("status") == "fail":
             problem = "re-check failed: " + "; ".join(recheck.get("reasons", []))

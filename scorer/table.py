@@ -99,7 +99,7 @@ COLUMNS = (
     ),
     Column("body\nunread", _key("n_body_unverified"), _nonzero("n_body_unverified")),
     Column("mismatch", _key("n_judge_mismatch"), _judged_only),
-    Column("cannot\ntell", _key("n_judge_cannot_tell"), _nonzero("n_judge_cannot_tell")),
+    Column("cannot\ntell", _key("n_judge_cannot_tell"), _judged_only),
     Column("judge\nerror", _key("n_judge_error"), _judged_only),
     Column("not\njudged", _key("n_unjudged"), _unjudged_among_judged),
     Column("not\nintercepted", _key("n_model_not_intercepted")),

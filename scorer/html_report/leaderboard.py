@@ -140,7 +140,8 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
     agents = any(e.entry.agent_usage.runs_with_usage for e in entries)
     judges = any(e.entry.judge_usage.verdicts for e in entries)
     heads = [("#", None), ("model", None), ("passed", "num"), ("pass rate, 95% interval", None)]
-    heads += [("intercepted", "num"), ("judge errors", "num"), ("infra", "num")]
+    heads += [("intercepted", "num"), ("judge cannot tell", "num"), ("judge errors", "num")]
+    heads += [("infra", "num")]
     heads += [("agent tokens in / out", "num"), ("agent cost", "num")] if agents else []
     heads += [("judge tokens in / out", "num"), ("judge cost", "num")] if judges else []
     head = el("tr", [el("th", h, class_=cls) for h, cls in heads])
@@ -161,6 +162,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 ),
                 _rate_cell(e),
                 el("td", c.n_intercepted, class_="num"),
+                el("td", c.n_judge_cannot_tell if e.judged else "—", class_="num"),
                 el("td", c.n_judge_error if e.judged else "—", class_="num"),
                 el("td", c.n_infra_failure, class_="num"),
                 _usage_cells(c.agent_usage) if agents else None,
@@ -173,6 +175,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 data_total=c.n_total,
                 data_intercepted=c.n_intercepted,
                 data_judge_match=c.n_judge_match,
+                data_judge_cannot_tell=c.n_judge_cannot_tell,
                 data_judge_error=c.n_judge_error,
             )
         )
@@ -216,7 +219,7 @@ def funnel(e: EntryView, several_batches: bool) -> Markup:
             el(
                 "div",
                 f"−{c.n_intercepted - c.n_judge_match}: {c.n_judge_mismatch} "
-                f"mismatch, {c.n_judge_error} judge error",
+                f"mismatch, {c.n_judge_cannot_tell} cannot tell, {c.n_judge_error} judge error",
                 class_="drop",
             )
         )

@@ -16,8 +16,9 @@ from tests.scorer.conftest import models_yaml
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
-ROW = f"{MODEL},openclaw,v2,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,360,45,"
-"""The runs' dataset (the reference's suite), no agent usage, the judge's tokens, no price."""
+ROW = f"{MODEL},openclaw,v2,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,0,360,45,"
+"""The runs' dataset (the reference's suite), no agent usage, none cannot_tell, the judge's
+tokens, no price."""
 SAFE = "anthropic--claude-sonnet-4-6"
 
 
