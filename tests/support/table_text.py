@@ -28,11 +28,11 @@ def _table_form(lines: list[str]) -> dict[str, dict[str, str]]:
 
 
 def _list_form(lines: list[str]) -> dict[str, dict[str, str]]:
-    """An entry is a line at the margin followed by indented items (the title line is followed
-    by the first entry's label, the lines after the list by nothing indented)."""
+    """After the title line: entries, each a line at the margin followed by indented items,
+    until the first line that is neither (what the scorer prints after the table)."""
     rows: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
-    for line, after in zip(lines, [*lines[1:], ""], strict=True):
+    for line, after in zip(lines[1:], [*lines[2:], ""], strict=True):
         if not line.startswith(" ") and after.startswith("  "):
             current = rows.setdefault(line.strip(), {})
         elif line.startswith("  ") and current is not None:
@@ -40,7 +40,7 @@ def _list_form(lines: list[str]) -> dict[str, dict[str, str]]:
                 head, _, value = item.partition(": ")
                 current[head] = value
         else:
-            current = None
+            break
     return rows
 
 
