@@ -1,9 +1,10 @@
 """clawbench-report: one self-contained HTML page from scored batches.
 
-    clawbench-report PATH... [-o report.html] [--title TEXT]
+    clawbench-report PATH... [-o report.html] [--title TEXT] [--calibration FILE]
 
 PATH is a batch directory holding rescore-summary.json (written by clawbench-score), or a
 directory of such batches. Links to run files are relative to the report's directory.
+--calibration FILE adds the judge's calibration (written by clawbench-score calibrate --out).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from scorer.calibrate import CalibrationFileError, read_result
 from scorer.html_report.load import ReportError, load_report
 from scorer.html_report.render import write_report
 
 EXIT_CODES = """exit codes:
   0    the report was written
   1    writing it failed (the message says why; no half-written page is left)
-  2    bad input: a path without a scored batch, an -o that cannot be written"""
+  2    bad input: a path without a scored batch, an -o that cannot be written, a --calibration
+       file clawbench-score calibrate --out did not write"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,6 +37,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", type=Path, help="a scored batch, or a directory of them")
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="report.html")
     p.add_argument("--title", default="ClawBench report", help="the page's title")
+    p.add_argument(
+        "--calibration",
+        type=Path,
+        help="the judge's calibration (clawbench-score calibrate --out FILE) to show beside the "
+        "batches it scored",
+    )
     return p
 
 
@@ -55,12 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         check_output(args.output)
+        calibration = read_result(args.calibration) if args.calibration else None
         report = load_report(args.paths, args.output)
-    except ReportError as e:
+    except (ReportError, CalibrationFileError) as e:
         print(f"clawbench-report: {e}", file=sys.stderr)
         return 2
     try:
-        out = write_report(report, args.output, args.title)
+        out = write_report(report, args.output, args.title, calibration)
     except OSError as e:
         print(
             f"clawbench-report: -o {args.output}: cannot write: {e.strerror or e}", file=sys.stderr
