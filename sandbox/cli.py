@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from proxy_addon.records.layout import find_task_dirs
+from sandbox.corpus_check import CorpusCheck, check_corpus
 from sandbox.harnesses import get_harness, harness_image
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import run_task
@@ -87,8 +89,10 @@ def _ready(args: argparse.Namespace, model: AgentModel | None) -> JudgeConfig | 
 def _run(args: argparse.Namespace) -> int:
     req, model = request_from(args, args.task_dir, args.out)
     judge = _ready(args, model)
-    outcome = run_task(engine.connect(), req)
-    judge_match = None
+    client = engine.connect()
+    req.check_image(client)  # before any run directory or container
+    outcome = run_task(client, req)
+    judge_match = judge_verdict = None
     scored = 0
     if judge is not None and outcome.intercepted:
         from sandbox.judging import score_run
@@ -96,6 +100,7 @@ def _run(args: argparse.Namespace) -> int:
         scored, result = score_run(outcome.run_dir, judge, args.models_yaml)
         if result is not None:
             judge_match = result.batches[0].runs[0].judge_match
+            judge_verdict = result.batches[0].runs[0].judge_verdict
     ending = outcome.ending
     if args.json:
         out = {
@@ -107,11 +112,14 @@ def _run(args: argparse.Namespace) -> int:
         }
         if args.judge_model:
             out["judge_match"] = judge_match
+            out["judge_verdict"] = judge_verdict
         print(json.dumps(out))
     else:
         label = {0: "INTERCEPTED", 1: "NOT INTERCEPTED", 2: "INFRA FAILURE"}[outcome.exit_code]
         why = ending.failure_reason or ending.stop_reason
-        judged = f", judge_match={judge_match}" if args.judge_model and outcome.intercepted else ""
+        judged = ""
+        if args.judge_model and outcome.intercepted:
+            judged = f", judge_match={judge_match}, judge_verdict={judge_verdict or 'none'}"
         print(f"{label} ({why}{judged}) — results in {outcome.run_dir}")
     if scored:
         from sandbox.judging import scoring_failed
@@ -122,13 +130,30 @@ def _run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def _batch(args: argparse.Namespace) -> int:
-    from proxy_addon.records.layout import find_task_dirs
-    from sandbox.host.batch import BatchOptions, run_batch
-
+def _checked_corpus(args: argparse.Namespace) -> CorpusCheck | None:
+    """The corpus read before anything starts; None (said on stderr) when invalid tasks stop
+    the batch."""
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
+    check = check_corpus(args.corpus)
+    for line in check.warnings:
+        print(f"clawbench-sandbox: warning: {line}", file=sys.stderr)
+    for line in check.invalid.values():
+        skipping = "skipped (--skip-invalid): " if args.skip_invalid else ""
+        print(f"clawbench-sandbox: {skipping}{line}", file=sys.stderr)
+    if check.invalid and not args.skip_invalid:
+        print(f"clawbench-sandbox: {check.refusal()}", file=sys.stderr)
+        return None
+    return check
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from sandbox.host.batch import BatchOptions, run_batch
+
     template, model = request_from(args, args.corpus, args.out)
+    check = _checked_corpus(args)
+    if check is None:
+        return 2
     judge = _ready(args, model)
     options = BatchOptions(
         corpus=args.corpus,
@@ -136,6 +161,7 @@ def _batch(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
+        invalid=frozenset(check.invalid),
         judge=judge,
         models_yaml=args.models_yaml,
         stop_after=args.stop_after,

@@ -23,6 +23,9 @@ from sandbox.option_types import (
     size,
 )
 
+DOCKER_MIN_MEMORY = 6 << 20
+"""The least memory limit Docker accepts."""
+
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
   1    not intercepted (the agent's failure)
@@ -34,8 +37,9 @@ RUN_EXIT_CODES = """exit codes:
 BATCH_EXIT_CODES = """exit codes:
   0    every run finished without an infra failure (intercepted or not) and, with
        --judge-model, every verdict is in (or --allow-incomplete)
-  2    setup error before any run (bad options, missing image, the pre-flight failed, the
-       judge does not resolve), or scoring the batch failed (the runs are kept)
+  2    setup error before any run (bad options, a task.json of the corpus that does not load
+       without --skip-invalid, missing image, the pre-flight failed, the judge does not
+       resolve), or scoring the batch failed (the runs are kept)
   3    incomplete: a run ended as an infra failure (model_api_failure included), a verdict
        is missing, or the batch stopped after --stop-after consecutive model_api_failures;
        one line says which and the command that completes it (--resume BATCH_DIR)
@@ -81,9 +85,9 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--model",
-        default="none",
-        help="with --harness: the models.yaml entry the agent calls (--models-yaml); else the "
-        "model name for the run directory (default: %(default)s)",
+        metavar="NAME",
+        help="with --harness: the models.yaml entry the agent calls (--models-yaml, required); "
+        "else the model name for the run directory (default: none)",
     )
     p.add_argument(
         "--harness",
@@ -104,7 +108,7 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
     d = Limits()
     p.add_argument(
         "--memory",
-        type=size,
+        type=size(DOCKER_MIN_MEMORY),
         default=d.memory,
         metavar="SIZE",
         help="memory for the whole container, no swap (default: 4g)",
@@ -125,7 +129,7 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--disk",
-        type=size,
+        type=size(),
         default=d.disk,
         metavar="SIZE",
         help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
@@ -287,6 +291,13 @@ def _batch_parser(sub: Any) -> None:
         type=Path,
         metavar="BATCH_DIR",
         help="continue a batch: finished runs are kept, infra failures and the rest run",
+    )
+    t.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="run the corpus's valid tasks when some task.json do not load (by default the "
+        "batch stops before it starts, one line per bad task); the skipped ones are listed in "
+        "batch-summary.json",
     )
     t.add_argument(
         "--include-placeholders",

@@ -69,6 +69,25 @@ def _agent(args: argparse.Namespace) -> AgentChoice:
     return AgentChoice("null")
 
 
+def with_model(
+    model: AgentModel, max_steps: int, env: dict[str, str], mitm: dict[str, str | list[str]]
+) -> tuple[dict[str, str], dict[str, str | list[str]]]:
+    """A harness run's environment and proxy options: the model's variables and the step cap
+    (the user's --env wins), and the model's proxy options: its host among the model hosts (its
+    calls pass the proxy like everything else, counted, never matched) and what the run's own
+    calls look like (endpoint, model, key hash), so that they tell whether the model API failed
+    the run."""
+    env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(max_steps), **env}
+    mitm = dict(mitm)
+    for key, value in model.proxy_options().items():
+        given = mitm.get(key, [])
+        if isinstance(value, list):
+            mitm[key] = [*([given] if isinstance(given, str) else given), *value]
+        else:
+            mitm[key] = value
+    return env, mitm
+
+
 def request_from(
     args: argparse.Namespace, task_dir: Path, out: Path
 ) -> tuple[RunRequest, AgentModel | None]:
@@ -87,26 +106,23 @@ def request_from(
     model = None
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
+        if args.model is None:
+            raise UsageError(
+                f"--harness {harness.name} needs --model NAME: the models.yaml entry it calls "
+                "(with --models-yaml FILE)"
+            )
         try:
             model = resolve_agent_model(harness, args.model, args.models_yaml)
         except ModelUnavailable as e:
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
-        env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
-        # the model's calls pass the proxy like everything else: counted, never matched, and
-        # the run's own ones (its key, endpoint, model) tell whether the model API failed it
-        for key, value in model.proxy_options().items():
-            given = mitm.get(key, [])
-            if isinstance(value, list):
-                mitm[key] = [*([given] if isinstance(given, str) else given), *value]
-            else:
-                mitm[key] = value
+        env, mitm = with_model(model, args.max_steps, env, mitm)
     request = RunRequest(
         task_dir=task_dir,
         agent=agent,
         out=out,
         image=image,
-        model=args.model,
+        model=args.model or "none",
         harness=args.harness,
         env=env,
         network=args.network,

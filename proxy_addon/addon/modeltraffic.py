@@ -3,13 +3,13 @@
 Requests to a host of clawbench_model_hosts are claimed in requestheaders (flow.metadata marks
 them; the interceptor then neither matches nor logs them) and delivered to that host. Their
 replies are streamed to the agent chunk by chunk through a UsageTee, and once a call ends the
-addon appends one ModelCallLine to requests.jsonl and rewrites data/usage.json (AgentUsage).
+addon appends one ModelCallLine to requests.jsonl (through the interceptor's writer) and
+rewrites data/usage.json (AgentUsage).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from proxy_addon.addon.usage import UsageTee
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
 from proxy_addon.records.modelapi import CallOutcome, FailedCall, ModelApiRecord
+from proxy_addon.records.requestlog import RequestLogWriter
 from proxy_addon.records.usage import (
     USAGE_FILE,
     AgentUsage,
@@ -149,14 +150,15 @@ class ModelCalls:
 class ClawbenchModelTraffic:
     """Thin shell: the options, usage.json and the model-call lines; ModelCalls has the hooks."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: RequestLogWriter | None = None) -> None:
         self.calls = ModelCalls(self)
         self.addons: list[ModelCalls] = []
         """ModelCalls once model hosts are set (mitmproxy's sub-addons, read on every event)."""
+        self.log = log or RequestLogWriter()
+        """requests.jsonl's one writer, opened by the interceptor when it is armed."""
         self.data_dir: Path | None = None
         self.usage = AgentUsage()
         self.own: OwnCalls | None = None
-        self._log_fd: int | None = None
         self._running = False
         self._failed: str | None = None
 
@@ -203,7 +205,6 @@ class ClawbenchModelTraffic:
                 raise exceptions.OptionsError(
                     f"clawbench: {e}; move it away to start the usage count over"
                 ) from e
-            self._close()
             self.data_dir, self.usage = data, earlier or AgentUsage()
         if self.own is not None and self.usage.api is None:
             self.usage.api = ModelApiRecord(configured=True)
@@ -216,14 +217,6 @@ class ClawbenchModelTraffic:
         if self.calls.hosts and self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
-
-    def done(self) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
 
     def record(self, flow: http.HTTPFlow, tee: UsageTee | None, other_name: bool = False) -> None:
         """A finished call: its usage counted and usage.json rewritten; a model host's call also
@@ -262,11 +255,7 @@ class ClawbenchModelTraffic:
             return
         try:
             if line is not None:
-                if self._log_fd is None:
-                    self.data_dir.mkdir(parents=True, exist_ok=True)
-                    path = self.data_dir / "requests.jsonl"
-                    self._log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                os.write(self._log_fd, line.model_dump_json().encode() + b"\n")
+                self.log.append(line)
             # Not fsynced: it is rewritten whole after every call, and read after the proxy stops.
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
         except OSError as e:

@@ -11,18 +11,19 @@ failing the run's own calls as the proxy recorded them (`model_api_failure`, its
 records.modelapi has the rule). Everything else that did not intercept is the model's (agent's)
 failure.
 
-"Cannot execute" is exit status 126 or 127 (the shell's "cannot execute" and "not found") with
-no request of the agent's seen by the proxy (no line in data/requests.jsonl). The status alone
-does not say it: `sh -c 'harness; missing-tool'` ran the harness and still ends with 127. The
-request count does: everything the agent sends off the box passes the proxy, so a model can act,
-even just call its own API, only through it. A command that made no request gave the model
-nothing to do, and re-running it (batch --resume) is no second try.
+"Cannot execute" is the launcher's word, never the agent's exit status: the exec of the agent's
+command failed (ENOENT, EACCES, ENOEXEC) before any of its code ran, as the container's launcher
+(`sandbox.container.launch`) or the demo's Popen reports it (`Stopped.exec_error`). An agent
+that started and then exits 126 or 127, whatever it did or did not send, chose that status: the
+model's failure, and `batch --resume` gives it no second try.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+from proxy_addon.records.verdict import JudgeVerdict
 
 
 class StopReason(StrEnum):
@@ -71,6 +72,8 @@ class Category(StrEnum):
 
     PASSED = "passed"
     JUDGE_MISMATCH = "judge_mismatch"
+    JUDGE_CANNOT_TELL = "judge_cannot_tell"
+    """The judge answered cannot_tell: not a pass, not a mismatch, counted apart."""
     JUDGE_ERROR = "judge_error"
     INTERCEPTED = "intercepted"
     MODEL_NOT_INTERCEPTED = "model_not_intercepted"
@@ -93,8 +96,6 @@ EXIT_CODES = {
     Category.MODEL_API_FAILURE: 2,
 }
 """`clawbench-sandbox run`'s exit status by the runner's category."""
-
-NOT_EXECUTABLE = (126, 127)  # the shell's "cannot execute" and "not found"
 
 
 def is_infra_stop(reason: str | None) -> bool:
@@ -121,6 +122,8 @@ class Stopped:
     reason: StopReason
     detail: str | None = None
     agent_exit_code: int | None = None
+    exec_error: str | None = None
+    """Why the agent's command could not be executed, as its launcher saw the exec fail."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +158,12 @@ def classify(
     setup_failure: str | None = None,
     exit_code: int | None = None,
     host_timeout: bool = False,
-    agent_requests: int = 0,
     model_api: str | None = None,
 ) -> Ending:
     """Decide a run's category from what its session left behind.
 
-    stopped: None when the session left no report (the container died); agent_requests: lines
-    in data/requests.jsonl (the agent's requests the proxy saw); model_api: why the proxy's
-    record says the model API failed the run (records.modelapi.model_api_failure), or None.
+    stopped: None when the session left no report (the container died); model_api: why the
+    proxy's record says the model API failed the run (records.modelapi.model_api_failure).
     """
     if intercepted:
         return Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)
@@ -184,19 +185,11 @@ def classify(
         )
     if is_infra_stop(stopped.reason):
         return Ending(infra, stopped.reason, stopped.detail or str(stopped.reason))
+    if stopped.exec_error is not None:
+        why = f"agent command could not be executed: {stopped.exec_error}"
+        return Ending(infra, StopReason.AGENT_EXITED, why)
     if model_api is not None:
         return Ending(Category.MODEL_API_FAILURE, stopped.reason, model_api)
-    if (
-        stopped.reason == StopReason.AGENT_EXITED
-        and stopped.agent_exit_code in NOT_EXECUTABLE
-        and agent_requests == 0
-    ):
-        return Ending(
-            infra,
-            StopReason.AGENT_EXITED,
-            f"agent command could not be executed (exit code {stopped.agent_exit_code},"
-            " no request reached the proxy)",
-        )
     if stopped.reason == StopReason.INTERCEPTED:
         # .stop-requested without interception.json: the addon's record is missing.
         return Ending(infra, StopReason.UNKNOWN, "stop requested but no interception.json")
@@ -204,19 +197,29 @@ def classify(
 
 
 def scored_category(
-    *, infra: bool, intercepted: bool, judged: bool, match: bool | None, model_api: bool = False
+    *,
+    infra: bool,
+    intercepted: bool,
+    judged: bool,
+    verdict: JudgeVerdict | None,
+    model_api: bool = False,
 ) -> tuple[Category, bool]:
-    """(result_category, final_pass) once scored: final_pass = intercepted AND match is True.
-    model_api: the runner found the model API failing (kept as its own kind of infra failure)."""
+    """(result_category, final_pass) once scored: final_pass = intercepted AND the verdict is
+    match; cannot_tell and a judge error (None) are categories of their own; model_api: the
+    runner found the model API failing (kept as its own kind of infra failure)."""
     if infra:
         return (Category.MODEL_API_FAILURE if model_api else Category.INFRA_FAILURE), False
     if not intercepted:
         return Category.MODEL_NOT_INTERCEPTED, False
     if not judged:
         return Category.INTERCEPTED, False
-    if match is True:
+    if verdict is JudgeVerdict.MATCH:
         return Category.PASSED, True
-    return (Category.JUDGE_MISMATCH if match is False else Category.JUDGE_ERROR), False
+    if verdict is JudgeVerdict.NO_MATCH:
+        return Category.JUDGE_MISMATCH, False
+    if verdict is JudgeVerdict.CANNOT_TELL:
+        return Category.JUDGE_CANNOT_TELL, False
+    return Category.JUDGE_ERROR, False
 
 
 BATCH_STATUSES = ("passed", "intercepted", "failed", "error", "judge_inconclusive", "skipped")
@@ -230,10 +233,13 @@ def batch_status(
     final_pass: bool | None,
 ) -> str:
     """A finished run's status in batch-summary.json: passed / intercepted / failed / error /
-    judge_inconclusive. A run intercepted but not judged is `intercepted`: without a verdict
-    nothing is passed (the reference's Stage-1 batches call it passed)."""
+    judge_inconclusive (no verdict, or cannot_tell). A run intercepted but not judged is
+    `intercepted`: without a verdict nothing is passed (the reference's Stage-1 batches call it
+    passed)."""
     if is_infra_category(category):
         return "error"
+    if category == Category.JUDGE_CANNOT_TELL:
+        return "judge_inconclusive"
     if not intercepted:
         return "failed"
     if final_pass is not None or judge_match is not None:

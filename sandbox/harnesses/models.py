@@ -69,14 +69,19 @@ class AgentModel:
         }
 
 
-def resolve_agent_model(harness: Harness, name: str, models_yaml: Path | None) -> AgentModel:
-    """The models.yaml entry `name`, checked against what the harness can call."""
+def resolve_agent_model(
+    harness: Harness, name: str, models_yaml: Path | None, flag: str | None = None
+) -> AgentModel:
+    """The models.yaml entry `name`, checked against what the harness can call. `flag` is the
+    calling command's option naming the model (default: --model, given with --harness)."""
+    option = flag or "--model"
+    given = option if flag else f"--harness {harness.name} --model"
     if models_yaml is None:
         raise ModelUnavailable(
-            f"--harness {harness.name} --model {name}: give --models-yaml FILE with an entry "
+            f"{given} {name}: give --models-yaml FILE with an entry "
             f"{name!r} (base_url, api_type, api_key)"
         )
-    model = model_entry(name, models_yaml)
+    model = model_entry(name, models_yaml, option)
     if model.api_type not in harness.model_apis:
         raise ModelUnavailable(
             f"{models_yaml}: entry {name!r} api_type {model.api_type!r}: harness "
@@ -85,19 +90,20 @@ def resolve_agent_model(harness: Harness, name: str, models_yaml: Path | None) -
     return model
 
 
-def model_entry(name: str, models_yaml: Path) -> AgentModel:
-    """The models.yaml entry `name` as an agent's model, whatever harness calls it."""
+def model_entry(name: str, models_yaml: Path, option: str = "--model") -> AgentModel:
+    """The models.yaml entry `name` as an agent's model, whatever harness calls it (option: the
+    flag that named it, for messages)."""
     try:
         entries = read_models_yaml(models_yaml)
         if name not in entries:
             known = ", ".join(sorted(map(str, entries))) or "none"
             raise ModelUnavailable(
-                f"{models_yaml}: no entry {name!r} for --model (entries: {known}); add one with "
-                "base_url, api_type and api_key"
+                f"{models_yaml}: no entry {name!r} for {option} (entries: {known}); add one "
+                "with base_url, api_type and api_key"
             )
         config = entry_config(name, entries[name], str(models_yaml))
     except ConfigError as e:
-        raise ModelUnavailable(f"--model: {e}") from e
+        raise ModelUnavailable(f"{option}: {e}") from e
     # base_url as the OpenAI client takes it (an Anthropic entry ends in /v1): each driver knows
     # its API's convention.
     key = config.api_keys[0]

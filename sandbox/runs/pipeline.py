@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
-from proxy_addon.records.layout import case_name, new_run_dir, stamp
+from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
 from proxy_addon.records.modelapi import model_api_failure
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
 from proxy_addon.records.usage import USAGE_FILE, read_usage
@@ -135,6 +135,21 @@ def load(run: PreparedRun) -> None:
     write_bytes_atomic(run.run_dir / "task.json", raw)
     run.task = load_task(src)  # a url_pattern that does not compile is a TaskError here
     run.view = agent_view(run.task, src.parent)
+    keep_user_info(run.run_dir, run.view)
+
+
+def keep_user_info(run_dir: Path, view: AgentView) -> None:
+    """Copy the files the agent gets under /my-info/ into <run>/my-info/, so the judge is given
+    the user information the agent had when the run is scored without its corpus."""
+    if view.files:
+        (run_dir / MY_INFO_DIR).mkdir(exist_ok=True)
+    for name, src in view.files.items():
+        try:
+            data = src.read_bytes()
+        except OSError as e:
+            view.warnings.append(f"{src}: not kept for the judge ({e.strerror or e})")
+            continue
+        write_bytes_atomic(run_dir / MY_INFO_DIR / name, data)
 
 
 def run_one(job: RunJob, executor: Executor) -> RunOutcome:
@@ -172,7 +187,6 @@ def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) 
         setup_failure=setup_failure,
         exit_code=ex.exit_code,
         host_timeout=ex.host_timeout,
-        agent_requests=_requests_seen(run.data),
         model_api=_model_api_failure(run.data),
     )
     record_not_intercepted(run.data, ending, run.task)
@@ -195,15 +209,6 @@ def _model_api_failure(data: Path) -> str | None:
     except RecordError:
         return None  # run-meta.json's agent_usage_warning names the file
     return model_api_failure(usage.api if usage else None)
-
-
-def _requests_seen(data: Path) -> int:
-    """Lines in requests.jsonl: one per request of the agent's that the proxy saw."""
-    try:
-        with (data / "requests.jsonl").open("rb") as log:
-            return sum(1 for line in log if line.strip())
-    except OSError:  # none: the proxy never started, or saw nothing and never created it
-        return 0
 
 
 def _unexpected(run: PreparedRun, error: Exception) -> str:

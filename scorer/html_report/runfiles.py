@@ -11,17 +11,17 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog, RequestLogEntry
 from proxy_addon.records.runmeta import RunMeta
+from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
 from scorer.judge.cache import read_record
-from scorer.judge.verdict import coerce_match
 
 NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""
 FILE_CAP = 40
 """Files linked per run."""
-_NO_NEAR_MISS = (b'"near_miss":null', b'"near_miss": null')
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,10 @@ class JudgeView:
     file: str  # relative to the run directory
     judge_model: str | None
     rubric: str | None
-    match: bool | None
+    verdict: JudgeVerdict | None
     reason: str
     error: str | None
+    missing: str = ""  # cannot_tell: what the judge could not see
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,13 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
     record, _why = read_record(path)
     if record is not None:
         return JudgeView(
-            name, record.judge_model, record.rubric, record.match, record.reason, record.error
+            name,
+            record.judge_model,
+            record.rubric,
+            record.answer,
+            record.reason,
+            record.error,
+            record.missing,
         )
     try:  # the reference's files and newer shapes: read the keys every judge file has
         data = json.loads(path.read_bytes())
@@ -133,41 +140,31 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
         name,
         str(model) if model else None,
         str(rubric) if rubric else None,
-        coerce_match(data.get("match")),
+        read_verdict(data.get("verdict", data.get("match"))),
         str(data.get("reason") or ""),
         str(error) if error else None,
     )
 
 
 def _near_misses(view: RunView) -> None:
-    path = view.dir / "data" / "requests.jsonl"
+    log = RequestLog(view.dir / "data" / REQUESTS_FILE)
+    count = 0
     try:
-        with path.open("rb") as lines:
-            count = 0
-            for line in lines:
-                count += 1
-                if b'"near_miss"' not in line or any(s in line for s in _NO_NEAR_MISS):
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue  # a line cut by a killed proxy: the rest still counts
-                if not isinstance(entry, dict) or entry.get("matched"):
-                    continue
-                reasons = entry.get("near_miss")
-                if not reasons:
-                    continue
-                view.near_miss_count += 1
-                if len(view.near_misses) < NEAR_MISS_CAP:
-                    reasons = reasons if isinstance(reasons, list) else [reasons]
-                    url = redact_url(str(entry.get("url") or ""))
-                    method = str(entry.get("method") or "")
-                    view.near_misses.append(NearMiss(method, url, tuple(map(str, reasons))))
-            view.requests_logged = count
+        for line in log:
+            count += 1
+            if not isinstance(line, RequestLogEntry) or line.matched or not line.near_miss:
+                continue
+            view.near_miss_count += 1
+            if len(view.near_misses) < NEAR_MISS_CAP:
+                url = redact_url(line.url)
+                view.near_misses.append(NearMiss(line.method, url, tuple(line.near_miss)))
     except FileNotFoundError:
         return
     except OSError as e:
-        view.notes.append(f"data/requests.jsonl: unreadable: {e}")
+        view.notes.append(f"data/{REQUESTS_FILE}: unreadable: {e}")
+        return
+    # a line that is not ours (the reference's, or cut by a killed proxy) is a request all the same
+    view.requests_logged = count + log.unread
 
 
 def _claim(value: Any) -> AgentClaim | None:

@@ -28,6 +28,7 @@ import pytest
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.interception import read_interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
@@ -38,6 +39,7 @@ from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_request
+from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,8 +71,10 @@ def _quick_cmd(
     return run_task(client, closed_request(internet, image, out, "quick-null", agent, **over))
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _requests(data: Path) -> list[RequestLogEntry]:
+    """The agent's requests in data/requests.jsonl, through its reader."""
+    lines = read_request_log(data / REQUESTS_FILE)
+    return [line for line in lines if isinstance(line, RequestLogEntry)]
 
 
 def _site_matches(internet: Any, case: str) -> list[dict[str, Any]]:
@@ -117,6 +121,47 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
     assert not any("build-ca.pem" in (layer.get("CreatedBy") or "") for layer in history)
 
 
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
+    command, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    """A missing image, or --harness with an image without that harness's layer: one error
+    naming the image and the build command that makes one, before any container or run dir."""
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "m:\n  base_url: http://model.test/v1\n  api_type: openai-completions\n  api_key: k\n"
+    )
+    target = CASES / "quick-null" if command == "run" else CASES
+    harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
+    missing = f"{sandbox_image}-nothing-browser-use"
+    for image, why, agent in (
+        (
+            f"{sandbox_image}-nothing",
+            f"image {sandbox_image}-nothing is missing: build it with `clawbench-sandbox build "
+            f"--tag {sandbox_image}-nothing`",
+            [],  # no harness: the image itself
+        ),
+        (
+            sandbox_image,
+            f"image {sandbox_image} does not hold the browser-use harness (no "
+            "io.clawbench.harness label): build the harness's image with `clawbench-sandbox "
+            f"build --tag {sandbox_image} --harness browser-use` and run with --image "
+            f"{sandbox_image}-browser-use",
+            harness,
+        ),
+        (
+            missing,
+            f"image {missing} is missing: build it with `clawbench-sandbox build --tag "
+            f"{sandbox_image}-nothing --harness browser-use`",
+            harness,
+        ),
+    ):
+        out = tmp_path / "out"
+        code = sandbox_main([command, str(target), *agent, *_args(internet, image, out)])
+        assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
+        assert not list(out.rglob("*"))  # no run directory: nothing started
+
+
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
@@ -149,10 +194,10 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert view.request["body"] == {"item": "lamp", "qty": 1}
     paths = [e.get("path") for e in internet.log()[before:]]
     assert paths == ["/", "/api/cart"]
-    logged = _jsonl(run / "data" / "requests.jsonl")
+    logged = _requests(run / "data")
     # The next checkout may leave before the agent is stopped: it is blocked too (and counted).
-    assert [e["matched"] for e in logged[:3]] == [False, False, True]
-    assert all(e["blocked"] for e in logged[2:]) and len(logged) <= 4
+    assert [e.matched for e in logged[:3]] == [False, False, True]
+    assert all(e.blocked for e in logged[2:]) and len(logged) <= 4
     assert view.blocked_count == len(logged) - 2
 
     task_file = demo / DEMO_CASE / "task.json"
@@ -212,7 +257,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
     # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.
     body_run = runs["scripted-shop-checkout"]
-    assert [e["matched"] for e in _jsonl(body_run / "data" / "requests.jsonl")] == [
+    assert [e.matched for e in _requests(body_run / "data")] == [
         False,
         False,
         False,
@@ -249,8 +294,8 @@ def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
     data = outcome.run_dir / "data"
     assert outcome.ending.category == "intercepted" and outcome.exit_code == 0
     assert (data / "agent.log").read_text().splitlines()[:3] == ["200", "200", "200"]
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.url, e.mode) for e in logged] == [
         ("http://shop.clawbench.test/hello", "transparent"),
         ("https://shop.clawbench.test/hello-tls", "transparent"),
         ("http://shop.clawbench.test/hello-v6", "transparent"),
@@ -382,8 +427,8 @@ def test_submit_page_answer_is_intercepted_and_judged(
     assert code == 0
     (run,) = (tmp_path / "none").iterdir()
     data = run / "data"
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["method"], e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.method, e.url, e.mode) for e in logged] == [
         ("GET", "http://127.0.0.1:7878/submit", "regular"),
         ("POST", "http://127.0.0.1:7878/api/task-submit", "transparent"),
     ]
@@ -453,10 +498,17 @@ def test_infra_failures_are_not_model_failures(
         extra = ["--mitm-set", "stream_large_bodies=1m"]  # the addon refuses to run with it
     elif failure == "proxy_timeout":
         extra = ["--proxy-timeout", "0.01"]  # mitmdump needs far longer to listen
-    image = "clawbench-sandbox:no-such-image" if failure == "image_missing" else sandbox_image
     out = tmp_path / "out"
-    code = sandbox_main(["run", str(case), *_args(internet, image, out), *extra])
-    assert code == 2
+    if failure == "image_missing":  # the CLI refuses it before any run (the test below); a
+        # library caller's run records it
+        missing = "clawbench-sandbox:no-such-image"
+        outcome = run_task(
+            docker_client, closed_request(internet, missing, out, "quick-null", AgentChoice("null"))
+        )
+        assert outcome.exit_code == 2
+    else:
+        code = sandbox_main(["run", str(case), *_args(internet, sandbox_image, out), *extra])
+        assert code == 2
     (run,) = (out / "none").iterdir()
     meta = read_run_meta(run / "run-meta.json")
     assert meta.result_category == "infra_failure" and meta.intercepted is False
@@ -570,14 +622,20 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
         )
     )
 
+    (corpus / "broken").mkdir()
+    (corpus / "broken" / "task.json").write_text('{"instruction": "x", "eval_schema": {}}')
+
     def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
-        code = sandbox_main(["batch", str(corpus), *_args(internet, sandbox_image, out), *extra])
+        code = sandbox_main(
+            ["batch", str(corpus), *_args(internet, sandbox_image, out), "--skip-invalid", *extra]
+        )
         assert code == 0
         (batch_dir,) = out.glob("batch-*")
         return batch_dir, json.loads((batch_dir / "batch-summary.json").read_text())
 
     skipping, summary = batch(tmp_path / "default")
     assert summary["placeholders_skipped"] == ["placeholder"]
+    assert summary["invalid_skipped"] == ["broken"]
     assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("quick-null", "failed")]
     assert [p.name.split("-none-")[0] for p in (skipping / "none").iterdir()] == ["null-quick-null"]
 
@@ -642,14 +700,16 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
     shutil.copytree(CASES / "quick-null", corpus / "quick-null")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [
-            BIN / "clawbench-sandbox",
-            "batch",
-            str(corpus),
-            "--agent-cmd",
-            "sleep 600",
-            *_args(internet, sandbox_image, out),
-        ],
+        interruptible(
+            [
+                BIN / "clawbench-sandbox",
+                "batch",
+                str(corpus),
+                "--agent-cmd",
+                "sleep 600",
+                *_args(internet, sandbox_image, out),
+            ]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},
@@ -723,27 +783,6 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
     )
     assert outcome.ending.category == "intercepted"
     assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
-
-
-@pytest.mark.parametrize(
-    ("command", "category"),
-    [
-        ("no-such-harness --task x", "infra_failure"),
-        (
-            "curl -sS -o /dev/null http://shop.clawbench.test/acted; no-such-tool",
-            "model_not_intercepted",
-        ),
-    ],
-)
-def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
-    command, category, docker_client, sandbox_image, internet, tmp_path
-) -> None:
-    outcome = _quick_cmd(docker_client, internet, sandbox_image, tmp_path, command)
-    meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    assert meta.model_extra["sandbox"]["agent_exit_code"] == 127
-    assert (meta.stop_reason, meta.result_category) == ("agent_exited", category)
-    if category == "infra_failure":
-        assert "could not be executed" in meta.model_extra["failure_reason"]
 
 
 def test_the_agent_starts_once_the_network_has_settled(
