@@ -67,13 +67,13 @@ def _client(run: Run, key: str = KEY, **headers: str) -> openai.OpenAI:
     )
 
 
-def _chat(client: openai.OpenAI, model: str = OWN) -> bool:
-    """One chat call; whether it got a reply."""
+def _chat(client: openai.OpenAI, model: str = OWN) -> str | None:
+    """One chat call: None when it got a reply, else the client's error."""
     try:
         client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
-    except openai.APIError:
-        return False
-    return True
+    except openai.APIError as e:
+        return f"{type(e).__name__}: {e}"
+    return None
 
 
 def _raw(run: Run, url: str, body: bytes, key: str = KEY) -> int:
@@ -104,7 +104,7 @@ Hostile = Callable[[Run, ModelServer], None]
 
 
 def _another_key(run: Run, srv: ModelServer) -> None:
-    assert not _chat(_client(run, key="sk-someone-else-0000"))  # the provider says 401
+    assert _chat(_client(run, key="sk-someone-else-0000"))  # the provider says 401
 
 
 def _another_path(run: Run, srv: ModelServer) -> None:
@@ -115,7 +115,7 @@ def _another_path(run: Run, srv: ModelServer) -> None:
 
 def _another_model(run: Run, srv: ModelServer) -> None:
     srv.script.append(ModelReply(status=404, error_type="model_not_found"))
-    assert not _chat(_client(run), model="gpt-nonexistent")
+    assert _chat(_client(run), model="gpt-nonexistent")
 
 
 def _malformed_body(run: Run, srv: ModelServer) -> None:
@@ -125,12 +125,12 @@ def _malformed_body(run: Run, srv: ModelServer) -> None:
 
 def _flood_of_429s(run: Run, srv: ModelServer) -> None:
     srv.script.append(ModelReply(status=429))
-    assert not _chat(_client(run))  # its own key, endpoint and model: a rate limit it drew
+    assert _chat(_client(run))  # its own key, endpoint and model: a rate limit it drew
 
 
 def _header_that_fails_the_key(run: Run, srv: ModelServer) -> None:
     srv.script.append(ModelReply(status=401, error_type="mismatched_organization"))
-    assert not _chat(_client(run, **{"OpenAI-Organization": "org-not-mine"}))
+    assert _chat(_client(run, **{"OpenAI-Organization": "org-not-mine"}))
 
 
 HOSTILE: dict[str, tuple[Hostile, str | None, CallOutcome]] = {
@@ -152,7 +152,7 @@ def test_calls_the_agent_makes_fail_on_purpose_decide_nothing(
     run = _run(launch, tmp_path, upstream, model_server)
     client, calls = _client(run), 0
     for case, (hostile, not_own, outcome) in HOSTILE.items():
-        assert _chat(client), case  # a reply: what came before no longer counts
+        assert (reply := _chat(client)) is None, (case, reply)  # what came before: no longer counts
         for _ in range(3):
             hostile(run, model_server)
         calls += 4
@@ -160,10 +160,10 @@ def test_calls_the_agent_makes_fail_on_purpose_decide_nothing(
         assert [line.outcome for line in lines[-4:]] == [CallOutcome.OK, *[outcome] * 3], case
         assert [(x.own, x.not_own) for x in lines[-3:]] == [(not_own is None, not_own)] * 3, case
         assert usage.api is not None and model_api_failure(usage.api) is None, (case, usage.api)
-    assert _chat(client) and _chat(client)
+    assert _chat(client) is None and _chat(client) is None
     model_server.script += [ModelReply(status=401)] * 2 + [ModelReply(status=429)]
     model_server.script[-1].error_type = "insufficient_quota"
-    assert not any(_chat(client) for _ in range(3))
+    assert all(_chat(client) for _ in range(3))
     usage, lines = _record(run, calls + 5)
     assert [line.outcome for line in lines[-3:]] == ["auth", "auth", "quota"]
     assert usage.api is not None and usage.api.own_replies == len(HOSTILE) + 2
@@ -247,15 +247,15 @@ def test_usage_under_another_name_is_counted_and_other_model_apis_mark_it_incomp
         model_server.script += [ModelReply(status=502), ModelReply((100, 10, 0), OWN),
                                 ModelReply((200, 20, 0), OWN)]  # fmt: skip
         other.script.append(ModelReply((999, 99, 0), "elsewhere"))
-        assert not _chat(_client(run)) and _chat(_client(run))
+        assert _chat(_client(run)) and _chat(_client(run)) is None
         usage, (failed, _) = _record(run, 2)
         assert usage.api is None and model_api_failure(usage.api) is None
         assert (failed.outcome, failed.own) == (CallOutcome.SERVER_ERROR, None)
         http = httpx.Client(proxy=run.proxy.url, timeout=20)
         address = f"http://127.0.0.1:{model_server.port}/v1"
-        assert _chat(openai.OpenAI(base_url=address, api_key=KEY, http_client=http))
+        assert _chat(openai.OpenAI(base_url=address, api_key=KEY, http_client=http)) is None
         elsewhere = f"{other.url}/v1"
-        assert _chat(openai.OpenAI(base_url=elsewhere, api_key="sk-x", http_client=http))
+        assert _chat(openai.OpenAI(base_url=elsewhere, api_key="sk-x", http_client=http)) is None
         deadline = time.monotonic() + 5
         while (u := read_usage(run.data / "usage.json")) is None or u.unmetered is None:
             assert time.monotonic() < deadline
