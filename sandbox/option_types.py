@@ -30,24 +30,23 @@ def seconds(*, zero_ok: bool) -> Callable[[str], float]:
     return parse
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An option type: a whole number, minimum or more."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
+positive_int = at_least(1)
+non_negative_int = at_least(0)
 
 
 def default_image() -> str:
@@ -88,6 +87,7 @@ def cpus(text: str) -> float:
 
 
 __all__ = [
+    "at_least",
     "command",
     "cpus",
     "default_image",
