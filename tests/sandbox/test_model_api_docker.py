@@ -179,3 +179,36 @@ def test_a_batch_stops_on_a_broken_endpoint_and_resume_completes_it(
     counted = [t for t in scored["tasks"] if t["status"] == "counted"]
     assert {t["result_category"] for t in counted} == {"model_not_intercepted"}
     assert "incomplete" not in capsys.readouterr().err
+
+
+def test_a_batch_with_a_bad_key_starts_no_container(
+    docker_client, images, internet, tmp_path, capsys
+):
+    """The pre-flight, with the engine there: one call to the model, exit 2, no container of the
+    image, no batch directory."""
+    from tests.support.model_server import start_model_server
+
+    api = start_model_server()
+    api.api_key = "sk-the-right-one"
+    try:
+        models = tmp_path / "models.yaml"
+        models.write_text(
+            f"bad-key:\n  base_url: {api.url}/v1\n  api_type: openai-completions\n"
+            f"  api_key: {KEY}\n"
+        )
+        image = images["browser-use"]
+
+        def ours() -> int:
+            return len(docker_client.containers.list(all=True, filters={"ancestor": image}))
+
+        before = ours()
+        argv = ["batch", str(CASE.parent), "--model", "bad-key", "--out", str(tmp_path / "out")]
+        argv += _argv(images, internet, "browser-use", models)
+        argv.remove("--no-preflight")
+        assert sandbox_main(argv) == 2
+        assert ours() == before and not (tmp_path / "out").exists() and len(api.calls) == 1
+    finally:
+        api.close()
+    err = capsys.readouterr().err
+    assert f"pre-flight: agent model 'bad-key' ({models}): {api.url}/v1/chat/completions" in err
+    assert "HTTP 401" in err and KEY not in err
