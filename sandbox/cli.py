@@ -77,20 +77,21 @@ def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
     return check_judge(args.judge_model, args.models_yaml)
 
 
-def _ready(args: argparse.Namespace, model: AgentModel | None) -> JudgeConfig | None:
-    """The judge resolved, and (unless --no-preflight) the agent's model and the judge each
-    answering one tiny call, before any container starts."""
-    judge = _check_judge(args)
+def _preflight(
+    args: argparse.Namespace, model: AgentModel | None, judge: JudgeConfig | None
+) -> None:
+    """Unless --no-preflight: the agent's model and the judge each answering one tiny call,
+    after every local check and before any container starts."""
     if not args.no_preflight:
         preflight(model, judge)
-    return judge
 
 
 def _run(args: argparse.Namespace) -> int:
     req, model = request_from(args, args.task_dir, args.out)
-    judge = _ready(args, model)
+    judge = _check_judge(args)
     client = engine.connect()
     req.check_image(client)  # before any run directory or container
+    _preflight(args, model, judge)
     outcome = run_task(client, req)
     judge_match = judge_verdict = None
     scored = 0
@@ -154,7 +155,10 @@ def _batch(args: argparse.Namespace) -> int:
     check = _checked_corpus(args)
     if check is None:
         return 2
-    judge = _ready(args, model)
+    judge = _check_judge(args)
+    client = engine.connect()
+    template.check_image(client)  # once here, before the calls that cost
+    _preflight(args, model, judge)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
@@ -167,7 +171,7 @@ def _batch(args: argparse.Namespace) -> int:
         stop_after=args.stop_after,
         allow_incomplete=args.allow_incomplete,
     )
-    return run_batch(engine.connect(), template, options, json_output=args.json)
+    return run_batch(client, template, options, json_output=args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -74,9 +74,14 @@ def messages_endpoint(
     return Endpoint(role, entry, source, url, body, headers, (key,))
 
 
+SCRUBBED = 8
+"""Keys at least this long are cut out of messages (a shorter one is no secret, and replacing
+it would garble the words it occurs in)."""
+
+
 def _scrub(text: str, keys: tuple[str, ...]) -> str:
     for key in keys:
-        if key:
+        if len(key) >= SCRUBBED:
             text = text.replace(key, "[REDACTED]")
     return " ".join(text.split())
 

@@ -181,20 +181,28 @@ def test_a_batch_stops_on_a_broken_endpoint_and_resume_completes_it(
     assert "incomplete" not in capsys.readouterr().err
 
 
-def test_a_batch_with_a_bad_key_starts_no_container(
-    docker_client, images, internet, tmp_path, capsys
-):
-    """The pre-flight, with the engine there: one call to the model, exit 2, no container of the
-    image, no batch directory."""
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_model_or_judge_that_fails_its_preflight_starts_no_container(
+    command, docker_client, images, internet, tmp_path, capsys
+) -> None:
+    """With the engine there and the image right: one call to the model (then to the judge),
+    exit 2 naming the entry, the URL and what came back, no container of the image, no run or
+    batch directory."""
+    from sandbox.scripted_models.judge import error, start_judge_server
     from tests.support.model_server import start_model_server
 
-    api = start_model_server()
-    api.api_key = "sk-the-right-one"
+    api, judge = start_model_server(), start_judge_server()
+    api.api_key = "sk-the-right-one-0000"
+    judge.preflight = error(401, "bad judge key")
     try:
         models = tmp_path / "models.yaml"
         models.write_text(
             f"bad-key:\n  base_url: {api.url}/v1\n  api_type: openai-completions\n"
             f"  api_key: {KEY}\n"
+            f"good:\n  base_url: {api.url}/v1\n  api_type: openai-completions\n"
+            f"  api_key: {api.api_key}\n"
+            f"judge-x:\n  base_url: {judge.base_url}\n  api_type: openai-completions\n"
+            "  api_key: judge-key-00000000\n"
         )
         image = images["browser-use"]
 
@@ -202,13 +210,20 @@ def test_a_batch_with_a_bad_key_starts_no_container(
             return len(docker_client.containers.list(all=True, filters={"ancestor": image}))
 
         before = ours()
-        argv = ["batch", str(CASE.parent), "--model", "bad-key", "--out", str(tmp_path / "out")]
-        argv += _argv(images, internet, "browser-use", models)
-        argv.remove("--no-preflight")
-        assert sandbox_main(argv) == 2
-        assert ours() == before and not (tmp_path / "out").exists() and len(api.calls) == 1
+        task = str(CASE if command == "run" else CASE.parent)
+        argv = [command, task, "--out", str(tmp_path / "out")]
+        argv += [a for a in _argv(images, internet, "browser-use", models) if a != "--no-preflight"]
+        assert sandbox_main([*argv, "--model", "bad-key"]) == 2
+        err = capsys.readouterr().err
+        assert f"pre-flight: agent model 'bad-key' ({models}): {api.url}/v1/chat/completions" in err
+        said = "HTTP 401 (authentication_error: fake authentication_error (401)): the key was"
+        assert said in err
+        assert sandbox_main([*argv, "--model", "good", "--judge-model", "judge-x"]) == 2
+        err = capsys.readouterr().err
+        assert "pre-flight: judge 'judge-x'" in err and "HTTP 401" in err and "bad judge key" in err
+        assert ours() == before and not (tmp_path / "out").exists()
+        assert len(api.calls) == 2 and judge.preflights == 1 and judge.count == 0
+        assert KEY not in err
     finally:
         api.close()
-    err = capsys.readouterr().err
-    assert f"pre-flight: agent model 'bad-key' ({models}): {api.url}/v1/chat/completions" in err
-    assert "HTTP 401" in err and KEY not in err
+        judge.close()

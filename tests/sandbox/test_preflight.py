@@ -1,6 +1,7 @@
-"""Pre-flight: `run`/`batch` with a harness call the agent's model (and the judge) once before any
-container starts, and `clawbench-sandbox check` does it alone; a failure is one line naming the
-entry, the URL and what came back, exit 2. The model APIs are the real fake ones on loopback."""
+"""Pre-flight alone: `clawbench-sandbox check` calls the agent's model and the judge once each; a
+failure is one line naming the entry, the URL and what came back, exit 2. The model APIs are the
+real fake ones on loopback. (`run` and `batch` do the same before any container starts:
+tests/sandbox/test_model_api_docker.py counts the containers.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 
 from sandbox.cli import main as cli_main
 from sandbox.scripted_models.judge import JudgeServer, start_judge_server
-from tests.sandbox.conftest import CASES
 from tests.support.model_replies import ModelReply
 from tests.support.model_server import ModelServer, start_model_server
 
@@ -93,44 +93,3 @@ def test_check_calls_each_endpoint_once_and_names_what_failed(
     assert cli_main(["check", "--model", "good", "--harness", "claude-code", *yaml]) == 2
     assert "api_type 'openai-completions': harness claude-code calls" in capsys.readouterr().err
     assert cli_main(["check", *yaml]) == 2
-
-
-@pytest.mark.parametrize("command", ["run", "batch"])
-def test_a_model_that_fails_its_preflight_starts_no_container(
-    command: str,
-    tmp_path: Path,
-    api: ModelServer,
-    judge: JudgeServer,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """No engine at all: the pre-flight must stop the command before Docker is contacted (so
-    no container can start), and before any run or batch directory exists."""
-    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
-    models = _models(tmp_path, api, judge)
-    out = tmp_path / "out"
-    task = CASES / "quick-null"
-    argv = [command, str(task if command == "run" else task.parent), "--harness", "browser-use"]
-    argv += ["--model", "bad-key", "--models-yaml", str(models), "--out", str(out)]
-    assert cli_main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (
-        f"clawbench-sandbox: pre-flight: agent model 'bad-key' ({models}): "
-        f"{api.url}/v1/chat/completions answered HTTP 401 (authentication_error: fake "
-        "authentication_error (401)): the key was refused: check the entry's api_key (and its "
-        "environment variable) (--no-preflight skips this check)"
-    )
-    assert not out.exists() and len(api.calls) == 1
-    # the judge is checked too, after the model, and only when the model passed
-    judge.preflight.status, judge.preflight.content = 401, None
-    judge.preflight.body = {"error": {"message": "bad judge key", "type": "invalid_api_key"}}
-    argv[argv.index("bad-key")] = "good"
-    assert cli_main([*argv, "--judge-model", "judge-x"]) == 2
-    err = capsys.readouterr().err
-    assert (
-        "pre-flight: judge 'judge-x'" in err and "HTTP 401 (invalid_api_key: bad judge key)" in err
-    )
-    assert not out.exists() and judge.count == 0
-    # --no-preflight: past the pre-flight to the engine, which is not there
-    assert cli_main([*argv, "--no-preflight"]) == 2
-    assert "pre-flight" not in capsys.readouterr().err and len(api.calls) == 2
