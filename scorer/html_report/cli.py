@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from proxy_addon.cli_options import OneLineParser, UsageError
 from scorer.calibrate import CalibrationFileError, read_result
 from scorer.html_report.load import ReportError, load_report
 from scorer.html_report.render import write_report
@@ -27,7 +28,7 @@ EXIT_CODES = """exit codes:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="clawbench-report",
         description="Write one self-contained HTML report (leaderboard, funnels, task x model "
         "matrix, judge agreement, every run's details) from batches scored by clawbench-score.",
@@ -61,7 +62,11 @@ def check_output(out: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: 0 on success, 1 when writing the page failed, 2 on bad input (a path with
     no scored batch, an -o that cannot be written)."""
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as e:
+        print(f"clawbench-report: {e}", file=sys.stderr)
+        return 2
     try:
         check_output(args.output)
         calibration = read_result(args.calibration) if args.calibration else None
