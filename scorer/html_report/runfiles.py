@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog, RequestLogEntry
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
@@ -21,7 +22,6 @@ NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""
 FILE_CAP = 40
 """Files linked per run."""
-_NO_NEAR_MISS = (b'"near_miss":null', b'"near_miss": null')
 
 
 @dataclass(frozen=True)
@@ -147,34 +147,24 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
 
 
 def _near_misses(view: RunView) -> None:
-    path = view.dir / "data" / "requests.jsonl"
+    log = RequestLog(view.dir / "data" / REQUESTS_FILE)
+    count = 0
     try:
-        with path.open("rb") as lines:
-            count = 0
-            for line in lines:
-                count += 1
-                if b'"near_miss"' not in line or any(s in line for s in _NO_NEAR_MISS):
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue  # a line cut by a killed proxy: the rest still counts
-                if not isinstance(entry, dict) or entry.get("matched"):
-                    continue
-                reasons = entry.get("near_miss")
-                if not reasons:
-                    continue
-                view.near_miss_count += 1
-                if len(view.near_misses) < NEAR_MISS_CAP:
-                    reasons = reasons if isinstance(reasons, list) else [reasons]
-                    url = redact_url(str(entry.get("url") or ""))
-                    method = str(entry.get("method") or "")
-                    view.near_misses.append(NearMiss(method, url, tuple(map(str, reasons))))
-            view.requests_logged = count
+        for line in log:
+            count += 1
+            if not isinstance(line, RequestLogEntry) or line.matched or not line.near_miss:
+                continue
+            view.near_miss_count += 1
+            if len(view.near_misses) < NEAR_MISS_CAP:
+                url = redact_url(line.url)
+                view.near_misses.append(NearMiss(line.method, url, tuple(line.near_miss)))
     except FileNotFoundError:
         return
     except OSError as e:
-        view.notes.append(f"data/requests.jsonl: unreadable: {e}")
+        view.notes.append(f"data/{REQUESTS_FILE}: unreadable: {e}")
+        return
+    # a line that is not ours (the reference's, or cut by a killed proxy) is a request all the same
+    view.requests_logged = count + log.unread
 
 
 def _claim(value: Any) -> AgentClaim | None:
