@@ -1,9 +1,12 @@
-"""clawbench-report: one self-contained HTML page from scored batches.
+"""clawbench-report: one self-contained HTML page from scored batches, or one run as text.
 
     clawbench-report PATH... [-o report.html] [--title TEXT]
+    clawbench-report RUN_DIR
+    clawbench-report --har PATH...
 
 PATH is a batch directory holding rescore-summary.json (written by clawbench-score), or a
-directory of such batches. Links to run files are relative to the report's directory.
+directory of such batches. Links to run files are relative to the report's directory. A single
+run directory prints that run's timeline as text; --har writes data/traffic.har for every run.
 """
 
 from __future__ import annotations
@@ -13,25 +16,62 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from scorer.batch.discovery import RUN_META
+from scorer.html_report.harfiles import refresh_hars
 from scorer.html_report.load import ReportError, load_report
 from scorer.html_report.render import write_report
+from scorer.html_report.runtext import single_run_view, timeline_text
+
+EPILOG = """\
+one run directory (holding run-meta.json) as the only PATH: its timeline as text on stdout (the
+agent's steps, model calls, requests grouped by host, near misses, the block, the verdicts).
+
+exit codes:
+  0  report written (or timeline printed, or every traffic.har written)
+  1  nothing could be reported, or some traffic.har could not be written (each is named)
+  2  bad usage
+"""
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clawbench-report",
         description="Write one self-contained HTML report (leaderboard, funnels, task x model "
-        "matrix, judge agreement, every run's details) from batches scored by clawbench-score.",
+        "matrix, judge agreement, every run's timeline and details) from batches scored by "
+        "clawbench-score.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", type=Path, help="a scored batch, or a directory of them")
+    p.add_argument(
+        "paths", nargs="+", type=Path, help="a scored batch, a directory of them, or one run"
+    )
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="report.html")
     p.add_argument("--title", default="ClawBench report", help="the page's title")
+    p.add_argument(
+        "--har",
+        action="store_true",
+        help="write or refresh data/traffic.har (HAR 1.2) of every run under the paths, ours "
+        "or the reference's layout, instead of a report",
+    )
     return p
+
+
+def _hars(paths: list[Path]) -> int:
+    done = refresh_hars(paths)
+    for problem in done.failed:
+        print(f"clawbench-report: {problem}", file=sys.stderr)
+    print(f"traffic.har written for {len(done.written)} run(s)")
+    return 1 if done.failed or not done.written else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: 0 on success, 1 when nothing could be reported, 2 on bad usage."""
     args = parser().parse_args(argv)
+    if args.har:
+        return _hars(args.paths)
+    if len(args.paths) == 1 and (args.paths[0] / RUN_META).is_file():
+        sys.stdout.write(timeline_text(single_run_view(args.paths[0])))
+        return 0
     try:
         report = load_report(args.paths, args.output)
         out = write_report(report, args.output, args.title)

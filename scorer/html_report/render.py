@@ -13,6 +13,7 @@ from scorer.html_report.leaderboard import funnel, leaderboard, ranked
 from scorer.html_report.load import BatchView, Report
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.matrix import entry_label, legend, matrix
+from scorer.html_report.runpage import STYLE as RUN_PAGE_STYLE
 from scorer.html_report.style import stylesheet
 
 CSP = (
@@ -153,7 +154,7 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
         el("meta", name="referrer", content="no-referrer"),
         el("title", title),
         el("link", rel="icon", href="data:,"),
-        Markup(f"<style>{stylesheet()}</style>"),
+        Markup(f"<style>{stylesheet()}{RUN_PAGE_STYLE}</style>"),
     )
     body = el("body", el("main", _header(report, title), sections, _footer(report)))
     return f"<!doctype html>\n{el('html', head, body, lang='en')}\n"

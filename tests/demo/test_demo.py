@@ -36,6 +36,7 @@ from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import Received
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import TEST_CASES, require
+from tests.demo.run_pages import check_demo_runs
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -193,6 +194,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     report = (batch / "report.html").read_text()
     assert "Report:" in proc.stdout and "report.html" in _files_line(proc.stdout)
     assert all(f'id="{run.name}"' in report or run.name in report for run in runs)
+    check_demo_runs(batch, runs, find_chromium(), tmp_path)
 
     assert _left_behind(str(batch)) == []
     for path in [*batch.rglob("*"), tmp_path / "score-cache"]:
