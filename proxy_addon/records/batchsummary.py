@@ -57,7 +57,7 @@ def now_iso() -> str:
 
 
 def status_of(meta: RunMeta) -> str:
-    """A finished run's batch status (passed / failed / error / judge_inconclusive)."""
+    """A finished run's batch status (records.outcome.batch_status)."""
     return batch_status(
         category=meta.result_category,
         intercepted=meta.intercepted,

@@ -205,7 +205,7 @@ def scored_category(
     return (Category.JUDGE_MISMATCH if match is False else Category.JUDGE_ERROR), False
 
 
-BATCH_STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
+BATCH_STATUSES = ("passed", "intercepted", "failed", "error", "judge_inconclusive", "skipped")
 
 
 def batch_status(
@@ -215,9 +215,9 @@ def batch_status(
     judge_match: bool | None,
     final_pass: bool | None,
 ) -> str:
-    """A finished run's status in batch-summary.json: passed / failed / error /
-    judge_inconclusive (a run intercepted but not judged yet counts as passed, as the
-    reference's Stage-1 batches do)."""
+    """A finished run's status in batch-summary.json: passed / intercepted / failed / error /
+    judge_inconclusive. A run intercepted but not judged is `intercepted`: without a verdict
+    nothing is passed (the reference's Stage-1 batches call it passed)."""
     if is_infra_category(category):
         return "error"
     if not intercepted:
@@ -226,7 +226,7 @@ def batch_status(
         if judge_match is None:
             return "judge_inconclusive"
         return "passed" if final_pass or judge_match else "failed"
-    return "passed"
+    return "intercepted"
 
 
 __all__ = [

@@ -180,8 +180,10 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert meta["sandbox"]["agent"] == {"kind": "scripted", "requests": 5}
 
     summary = json.loads((batch / "batch-summary.json").read_text())
-    assert summary["totals"]["passed"] == 1 and summary["max_concurrent"] == 2
-    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [(DEMO_CASE, "passed")]
+    # not judged: intercepted, never "passed" without a verdict
+    assert summary["totals"]["intercepted"] == 1 and summary["totals"]["passed"] == 0
+    assert summary["max_concurrent"] == 2
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [(DEMO_CASE, "intercepted")]
     assert summary["elapsed_seconds"] >= 0 and summary["started_at"] < summary["finished_at"]
 
     scored = subprocess.run(
@@ -205,7 +207,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     resumed = json.loads((batch / "batch-summary.json").read_text())
     jobs = {j["case"]: j for j in resumed["jobs"]}
     assert jobs[DEMO_CASE]["resumed"] and jobs[DEMO_CASE]["run_dir"] == str(run)
-    assert jobs["shop-checkout"]["status"] == "passed" and not jobs["shop-checkout"]["resumed"]
+    assert jobs["shop-checkout"]["status"] == "intercepted" and not jobs["shop-checkout"]["resumed"]
     assert resumed["started_at"] == summary["started_at"]
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
     # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.

@@ -311,7 +311,7 @@ def test_classify(kwargs, category, stop_reason, file_reason) -> None:
 @pytest.mark.parametrize(
     ("meta", "status"),
     [
-        ({"intercepted": True, "result_category": "intercepted"}, "passed"),
+        ({"intercepted": True, "result_category": "intercepted"}, "intercepted"),
         ({"intercepted": False, "result_category": "model_not_intercepted"}, "failed"),
         ({"intercepted": False, "result_category": "infra_failure"}, "error"),
         ({"intercepted": True, "judge_match": True, "final_pass": True}, "passed"),
