@@ -83,6 +83,11 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         mitm["clawbench_allow_private"] = list(args.allow_private)
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
+        if args.model is None:
+            raise UsageError(
+                f"--harness {harness.name} needs --model NAME: the models.yaml entry it calls "
+                "(with --models-yaml FILE)"
+            )
         try:
             model = resolve_agent_model(harness, args.model, args.models_yaml)
         except ModelUnavailable as e:
@@ -100,7 +105,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         agent=agent,
         out=out,
         image=image,
-        model=args.model,
+        model=args.model or "none",
         harness=args.harness,
         env=env,
         network=args.network,

@@ -50,6 +50,8 @@ class BatchSummary(BaseModel):
     jobs: list[BatchJob] = Field(default_factory=list)
     totals: dict[str, int] = Field(default_factory=dict)
     placeholders_skipped: list[str] = Field(default_factory=list)
+    invalid_skipped: list[str] = Field(default_factory=list)
+    """Tasks whose task.json does not load, left out by --skip-invalid."""
 
 
 def now_iso() -> str:

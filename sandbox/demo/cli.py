@@ -23,7 +23,8 @@ from rich.console import Console
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import RunResult, Setup, execute, find_chromium
+from sandbox.demo.chromium import find_chromium
+from sandbox.demo.local import RunResult, Setup, execute
 from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
 from sandbox.demo.show import SiteSeen, commits_reaching_site, files_written, show_runs, show_site
 from sandbox.demo.site import HOSTS, DemoSite
@@ -32,7 +33,9 @@ from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
 from sandbox.host.image import REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
+from sandbox.option_types import positive_int
 from sandbox.runs.batch import batch_summary, job_of, run_all
+from scorer.cli import NO_JUDGE_HINT
 from scorer.display import print_result
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
@@ -59,7 +62,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
-    p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
+    p.add_argument(
+        "--concurrency", type=positive_int, default=3, metavar="N", help="runs at a time (3)"
+    )
     p.add_argument(
         "--agent-model",
         metavar="NAME",
@@ -75,7 +80,7 @@ def _judges(args: argparse.Namespace, console: Console) -> list[JudgeConfig]:
         return []
     chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
     if chosen or os.environ.get("DEEPSEEK_API_KEY"):
-        return [check_judge(args.judge_model, args.models_yaml)]
+        return [check_judge(args.judge_model, args.models_yaml, NO_JUDGE_HINT)]
     console.print(
         "No judge key: scoring Stage 1 only (--no-judge). For the LLM judge, set "
         "DEEPSEEK_API_KEY or pass --models-yaml FILE [--judge-model NAME].",
@@ -210,7 +215,9 @@ def _demo(args: argparse.Namespace) -> int:
         judges = _judges(args, console)
         agent_model = None
         if args.agent_model:
-            agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
+            agent_model = resolve_agent_model(
+                BROWSER_USE, args.agent_model, args.models_yaml, "--agent-model"
+            )
         batch = _new_batch(args.out, ts)
     except (PlanError, JudgeUnavailable, ModelUnavailable) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
@@ -219,7 +226,7 @@ def _demo(args: argparse.Namespace) -> int:
     from mitmproxy.certs import CertStore
 
     CertStore.from_store(confdir, "mitmproxy", 2048)  # one CA for every run, made once
-    workers = max(1, args.concurrency)
+    workers = args.concurrency
     console.print(
         f"Demo: {len(runs)} runs ({', '.join(harnesses)}) through mitmdump -s "
         f"proxy_addon/clawbench.py, {workers} at a time → {batch}",

@@ -70,16 +70,15 @@ def connect() -> docker.DockerClient:
     return client
 
 
-def image_id(client: docker.DockerClient, name: str) -> str:
-    """The id of a local image; EngineError naming the fix when it is missing."""
+def local_image(client: docker.DockerClient, name: str) -> tuple[str, dict[str, str]] | None:
+    """(id, labels) of a local image, or None when there is none of that name."""
     try:
-        return client.images.get(name).id
+        image = client.images.get(name)
     except docker.errors.ImageNotFound:
-        raise EngineError(
-            f"image {name} is missing: build it with `clawbench-sandbox build --tag {name}`"
-        ) from None
+        return None
     except docker.errors.APIError as e:
         raise EngineError(f"image {name}: {e}") from e
+    return image.id, dict(image.labels or {})
 
 
 def create(

@@ -12,6 +12,7 @@ run directory prints that run's timeline as text; --har writes data/traffic.har 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,10 +28,10 @@ one run directory (holding run-meta.json) as the only PATH: its timeline as text
 agent's steps, model calls, requests grouped by host, near misses, the block, the verdicts).
 
 exit codes:
-  0  report written (or timeline printed, or every traffic.har written)
-  1  nothing could be reported, or some traffic.har could not be written (each is named)
-  2  bad usage
-"""
+  0    the report was written (the timeline printed, every traffic.har written)
+  1    writing it failed (the message says why; no half-written file is left)
+  2    bad input: a path without a scored batch (--har: without runs), an -o that cannot be
+       written"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,16 +57,31 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_output(out: Path) -> None:
+    """-o names a file that can be written, or ReportError says what to change (checked before
+    any batch is read)."""
+    if out.is_dir():
+        raise ReportError(f"-o {out}: is a directory; name a file, e.g. -o {out / 'report.html'}")
+    parent = out.parent
+    if not parent.is_dir():
+        raise ReportError(f"-o {out}: the directory {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ReportError(f"-o {out}: cannot write in {parent} (permission denied)")
+
+
 def _hars(paths: list[Path]) -> int:
     done = refresh_hars(paths)
-    for problem in done.failed:
+    for problem in done.unfound + done.failed:
         print(f"clawbench-report: {problem}", file=sys.stderr)
     print(f"traffic.har written for {len(done.written)} run(s)")
-    return 1 if done.failed or not done.written else 0
+    if done.failed:
+        return 1
+    return 2 if done.unfound or not done.written else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: 0 on success, 1 when nothing could be reported, 2 on bad usage."""
+    """Entry point: 0 on success, 1 when writing failed, 2 on bad input (a path with no scored
+    batch, or no run for --har; an -o that cannot be written)."""
     args = parser().parse_args(argv)
     if args.har:
         return _hars(args.paths)
@@ -73,10 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(timeline_text(single_run_view(args.paths[0])))
         return 0
     try:
+        check_output(args.output)
         report = load_report(args.paths, args.output)
-        out = write_report(report, args.output, args.title)
-    except (ReportError, OSError) as e:
+    except ReportError as e:
         print(f"clawbench-report: {e}", file=sys.stderr)
+        return 2
+    try:
+        out = write_report(report, args.output, args.title)
+    except OSError as e:
+        print(
+            f"clawbench-report: -o {args.output}: cannot write: {e.strerror or e}", file=sys.stderr
+        )
         return 1
     for problem in report.problems:
         print(f"clawbench-report: skipped: {problem}", file=sys.stderr)

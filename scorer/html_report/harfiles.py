@@ -14,9 +14,10 @@ from scorer.batch.discovery import DiscoveryError, find_batches
 
 @dataclass
 class HarRefresh:
-    """What --har did: the files written, and the runs (or paths) it could not do."""
+    """What --har did: the files written, the paths holding no run, the runs it could not do."""
 
     written: list[Path] = field(default_factory=list)
+    unfound: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
 
@@ -28,14 +29,14 @@ def refresh_hars(paths: Sequence[Path]) -> HarRefresh:
         try:
             batches = find_batches(path)
         except DiscoveryError as e:
-            done.failed.append(str(e))
+            done.unfound.append(str(e))
             continue
         for run in (r for b in batches for r in b.runs):
             if run.resolve() in seen:
                 continue
             seen.add(run.resolve())
             if not (run / "data").is_dir():
-                done.failed.append(f"{run}: no data/ directory (nothing the proxy recorded)")
+                done.unfound.append(f"{run}: no data/ directory (nothing the proxy recorded)")
                 continue
             try:
                 done.written.append(write_traffic_har(run))

@@ -30,13 +30,14 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import find_chromium
+from sandbox.demo.chromium import find_chromium
 from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
 from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import Received
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import TEST_CASES, require
 from tests.demo.run_pages import check_demo_runs
+from tests.support.interrupt import interruptible
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -290,7 +291,7 @@ def test_an_interrupted_demo_stops_every_process_and_says_so(tmp_path: Path, sig
     home.mkdir()
     env = {**_env(tmp_path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     demo = subprocess.Popen(
-        [str(DEMO), "--out", str(out), "--no-judge"],
+        interruptible([DEMO, "--out", out, "--no-judge"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -383,3 +384,33 @@ def test_a_commit_reaching_the_site_is_reported() -> None:
     assert commits_reaching_site([page, leaked], runs) == [
         "010-news-unsubscribe-quick: POST https://news.clawbench.test/newsletter/unsubscribe"
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "category"),
+    [
+        ("not a program\n", "infra_failure"),  # executable, but no #! and no ELF: ENOEXEC
+        ("#!/bin/sh\nsleep 1; exit 127\n", "model_not_intercepted"),  # it ran, then chose 127
+    ],
+    ids=["exec-fails", "exits-127"],
+)
+def test_the_demo_decides_could_not_be_executed_as_the_sandbox_does(
+    tmp_path: Path, program: str, category: str
+) -> None:
+    from mitmproxy.certs import CertStore
+
+    from sandbox.demo.local import Setup, execute
+
+    chromium = tmp_path / "bin" / "chromium"
+    chromium.parent.mkdir()
+    chromium.write_text(program)
+    chromium.chmod(0o755)
+    run = next(r for r in load_plan(CORPUS, ("chromium",)))
+    CertStore.from_store(tmp_path / "conf", "mitmproxy", 2048)
+    setup = Setup(tmp_path / "batch", [], tmp_path / "conf", "20260101_000000", str(chromium))
+    ending = execute(run, setup).outcome.ending
+    assert (ending.stop_reason, ending.category) == ("agent_exited", category)
+    if category == "infra_failure":
+        assert ending.failure_reason == (
+            f"agent command could not be executed: {chromium}: Exec format error (errno 8)"
+        )

@@ -126,7 +126,7 @@ def test_har_flag_marks_the_references_logged_commit(tmp_path: Path) -> None:
 
 def test_har_flag_on_nothing_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
-    assert main(["--har", str(tmp_path / "empty")]) == 1
+    assert main(["--har", str(tmp_path / "empty")]) == 2
     assert "no runs found" in capsys.readouterr().err
 
 
