@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proxy_addon.records.atomic import finite_floats, write_bytes_atomic
+from proxy_addon.records.atomic import finite_floats
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json
 
 HAR_FILE = "traffic.har"
@@ -220,7 +220,10 @@ class Har(BaseModel):
 def _compact(value: BaseModel) -> bytes:
     """Compact strict JSON, ASCII (a lone surrogate from a body has no UTF-8 form)."""
     data = value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    text = json.dumps(finite_floats(data), separators=(",", ":"), allow_nan=False)
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # NaN or Infinity from a body: strict JSON has neither
+        text = json.dumps(finite_floats(data), separators=(",", ":"), allow_nan=False)
     return text.encode("ascii")
 
 
@@ -229,9 +232,9 @@ def entry_size(entry: HarEntry) -> int:
     return len(_compact(entry))
 
 
-def write_har(path: str | os.PathLike[str], har: Har) -> None:
-    """Write the HAR atomically: compact, keys by HAR's names, None left out."""
-    write_bytes_atomic(path, _compact(har) + b"\n")
+def har_bytes(har: Har) -> bytes:
+    """The file's bytes: compact JSON, keys by HAR's names, None left out."""
+    return _compact(har) + b"\n"
 
 
 def read_har(path: str | os.PathLike[str]) -> Har:
@@ -262,6 +265,6 @@ __all__ = [
     "TrafficAction",
     "WebSocketMessage",
     "entry_size",
+    "har_bytes",
     "read_har",
-    "write_har",
 ]

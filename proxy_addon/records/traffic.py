@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.har import (
     HAR_FILE,
     Creator,
@@ -28,7 +29,7 @@ from proxy_addon.records.har import (
     TrafficAction,
     WebSocketMessage,
     entry_size,
-    write_har,
+    har_bytes,
 )
 from proxy_addon.records.harentry import BLOCKED_NOTE, entry_of, number, scalar
 from proxy_addon.records.interception import InterceptionView, RecordError, read_interception
@@ -38,10 +39,15 @@ REQUESTS_FILE = "requests.jsonl"
 
 HAR_CAP_BYTES = 64 << 20
 """traffic.har's size bound: requests past it are counted in `entries_left_out`, not written."""
+_GROWTH, _ENTRY_KEYS = 8, 4096
+"""An entry takes at most _GROWTH times its line plus _ENTRY_KEYS bytes (a form's one-letter
+fields repeated are 4 bytes each in the line, 29 as HAR's params and text): entries are measured
+near the cap only."""
 
 
-def read_lines(path: Path) -> Iterator[dict[str, Any] | None]:
-    """requests.jsonl's lines as JSON objects, None for a line that is none (cut, not JSON)."""
+def read_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, int]]:
+    """requests.jsonl's lines as (JSON object, its bytes), None for a line that is none (cut,
+    not JSON)."""
     with path.open("rb") as lines:
         for raw in lines:
             if not raw.strip():
@@ -49,9 +55,9 @@ def read_lines(path: Path) -> Iterator[dict[str, Any] | None]:
             try:
                 value = json.loads(raw)
             except ValueError:
-                yield None
+                yield None, len(raw)
                 continue
-            yield value if isinstance(value, dict) else None
+            yield (value if isinstance(value, dict) else None), len(raw)
 
 
 def _is_credited(line: dict[str, Any], credited: dict[str, Any] | None) -> bool:
@@ -87,18 +93,18 @@ def build_har(run_dir: Path) -> Har:
     mark = LogMark(run=run_dir.name, source=f"data/{REQUESTS_FILE}", built_at=started_now())
     timed: list[tuple[float, int, dict[str, Any]]] = []
     try:
-        for n, line in enumerate(read_lines(source)):
+        for line, size in read_lines(source):
             mark.lines += 1
             stamp = number(line.get("timestamp")) if line is not None else None
             if line is None or stamp is None or abs(stamp) > 1e11:
                 mark.lines_unreadable += 1
                 continue
-            timed.append((stamp, n, line))
+            timed.append((stamp, size, line))
     except FileNotFoundError:
         mark.source = f"none: no data/{REQUESTS_FILE} (the proxy saw no request, or never ran)"
     except OSError as e:
         mark.source = f"data/{REQUESTS_FILE}: unreadable: {e.strerror or e}"
-    timed.sort(key=lambda t: (t[0], t[1]))
+    timed.sort(key=lambda t: t[0])  # stable: lines of one time keep the log's order
     credited, at = _credited(data)
     entries = _entries(timed, credited, mark)
     if credited is not None and not any(e.clawbench.credited for e in entries):
@@ -118,21 +124,56 @@ def build_har(run_dir: Path) -> Har:
     return Har(log=log)
 
 
+class _Budget:
+    """HAR_CAP_BYTES spent entry by entry: an entry counts its bound (its line's size times
+    _GROWTH) until the bounds could pass the cap, then every entry held is measured."""
+
+    def __init__(self) -> None:
+        self.used = _ENTRY_KEYS  # the log's own keys
+        self.held: list[HarEntry] = []
+        self.bound = 0
+
+    def _measure_held(self) -> None:
+        self.used += sum(entry_size(e) + 1 for e in self.held)
+        self.held, self.bound = [], 0
+
+    def take(self, entry: HarEntry, line_size: int) -> bool:
+        """Whether the entry fits (it is then counted)."""
+        bound = _GROWTH * line_size + _ENTRY_KEYS
+        if self.used + self.bound + bound <= HAR_CAP_BYTES:
+            self.held.append(entry)
+            self.bound += bound
+            return True
+        self._measure_held()
+        size = entry_size(entry) + 1
+        if self.used + size > HAR_CAP_BYTES:
+            return False
+        self.used += size
+        return True
+
+    def take_bytes(self, size: int) -> bool:
+        """Whether size more bytes on an entry already taken fit (then counted)."""
+        self._measure_held()
+        if self.used + size > HAR_CAP_BYTES:
+            return False
+        self.used += size
+        return True
+
+
 def _entries(
     timed: list[tuple[float, int, dict[str, Any]]], credited: dict[str, Any] | None, mark: LogMark
 ) -> list[HarEntry]:
     entries: list[HarEntry] = []
     sockets: dict[str, HarEntry] = {}
-    budget = HAR_CAP_BYTES - 4096  # the log's own keys
+    budget = _Budget()
     first_block = True
-    for stamp, _, line in timed:
+    for stamp, size, line in timed:
         message = line.get("websocket_message")
         if message in ("text", "binary") and (opening := sockets.get(str(line.get("url")))):
             sent = WebSocketMessage(
                 time=stamp, opcode=1 if message == "text" else 2, data=scalar(line.get("body"))
             )
-            budget -= len(sent.model_dump_json()) + 1
-            if budget >= 0:
+            if budget.take_bytes(len(sent.model_dump_json()) + 1):
                 opening.webSocketMessages.append(sent)
             else:
                 mark.entries_left_out += 1
@@ -146,8 +187,7 @@ def _entries(
             if credited is not None:
                 entry.clawbench.credited = True
                 entry.clawbench.body_unverified = credited.get("body_unverified") is True
-        budget -= entry_size(entry) + 1
-        if budget < 0:
+        if not budget.take(entry, size):
             mark.entries_left_out += 1
             continue
         entries.append(entry)
@@ -162,9 +202,17 @@ def started_now() -> str:
 
 
 def write_traffic_har(run_dir: Path) -> Path:
-    """Build and write <run>/data/traffic.har (atomically); returns its path."""
+    """Build and write <run>/data/traffic.har (atomically, at most HAR_CAP_BYTES); returns its
+    path."""
     path = run_dir / "data" / HAR_FILE
-    write_har(path, build_har(run_dir))
+    har = build_har(run_dir)
+    data = har_bytes(har)
+    while len(data) > HAR_CAP_BYTES and har.log.entries:  # the bound above makes this moot
+        drop = max(1, len(har.log.entries) // 10)
+        del har.log.entries[-drop:]
+        har.log.clawbench.entries_left_out += drop
+        data = har_bytes(har)
+    write_bytes_atomic(path, data)
     return path
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from scorer.html_report.agentfiles import number, read_jsonl, text
 from scorer.html_report.agenttranscript import claude_code_events
-from scorer.html_report.timeline import Event, EventKind, Screenshot, cut
+from scorer.html_report.timeline import DETAIL_CAP, Event, EventKind, Screenshot, cut
 
 
 def _action(action: Any) -> str:
@@ -45,32 +45,59 @@ def _image(agent_dir: Path, value: Any) -> Screenshot | None:
     return Screenshot(name=f"agent/{path.relative_to(root)}", path=path)
 
 
+def _actions_event(line: dict[str, Any], agent_dir: Path) -> Event:
+    """A step as its actions start: its goal, the URL, the evaluation of the previous goal, the
+    actions (a trace written before step events had one line per step: its errors too)."""
+    step, goal = text(line.get("step")), text(line.get("goal"))
+    actions = line.get("actions") if isinstance(line.get("actions"), list) else []
+    detail = [
+        f"at {text(line.get('url'))}" if line.get("url") else "",
+        f"evaluation: {text(line.get('evaluation'))}" if line.get("evaluation") else "",
+        *(f"→ {_action(a)}" for a in actions[:20]),
+    ]
+    event = Event(
+        EventKind.STEP,
+        number(line.get("time")),
+        f"step {step}: {goal}" if goal else f"step {step}",
+        "\n".join(d for d in detail if d),
+    )
+    _step_result(event, line, agent_dir)
+    return event
+
+
+def _step_result(event: Event, line: dict[str, Any], agent_dir: Path) -> None:
+    """What a step's `result`, `screenshot` or `stopped` line adds to it: errors, the
+    screenshot of the page after it, a stop."""
+    errors = line.get("errors") if isinstance(line.get("errors"), list) else []
+    more = [f"error: {text(e)}" for e in errors[:5]]
+    if line.get("event") == "stopped":
+        more.append(f"stopped in flight: {text(line.get('reason')) or 'no reason given'}")
+        event.tone = event.tone or "warn"
+    if errors:
+        event.tone = "bad"
+    if more:
+        event.detail = cut("\n".join(x for x in (event.detail, *more) if x), DETAIL_CAP)
+    shot = line.get("path") if line.get("event") == "screenshot" else line.get("screenshot")
+    event.screenshot = _image(agent_dir, shot) or event.screenshot
+
+
 def browser_use_events(agent_dir: Path, notes: list[str]) -> list[Event]:
-    """agent/trace.jsonl: one event per step (its goal, URL, actions, errors)."""
-    events = []
+    """agent/trace.jsonl: one event per step, at the time its actions started (its result's
+    errors, its screenshot, its stop added to it)."""
+    events: list[Event] = []
+    steps: dict[str, Event] = {}
     for line in read_jsonl(agent_dir / "trace.jsonl", notes, "agent/trace.jsonl"):
         if line is None:
             continue
-        step, goal = text(line.get("step")), text(line.get("goal"))
-        actions = line.get("actions") if isinstance(line.get("actions"), list) else []
-        errors = line.get("errors") if isinstance(line.get("errors"), list) else []
-        detail = [
-            f"at {text(line.get('url'))}" if line.get("url") else "",
-            f"evaluation: {text(line.get('evaluation'))}" if line.get("evaluation") else "",
-            *(f"→ {_action(a)}" for a in actions[:20]),
-            *(f"error: {text(e)}" for e in errors[:5]),
-        ]
-        title = f"step {step}: {goal}" if goal else f"step {step}"
-        events.append(
-            Event(
-                EventKind.STEP,
-                number(line.get("time")),
-                title,
-                "\n".join(d for d in detail if d),
-                screenshot=_image(agent_dir, line.get("screenshot")),
-                tone="bad" if errors else None,
-            )
-        )
+        kind, step = line.get("event"), text(line.get("step"))
+        if kind in (None, "actions"):
+            steps[step] = _actions_event(line, agent_dir)
+            events.append(steps[step])
+        elif kind in ("result", "stopped", "screenshot"):
+            if step not in steps:  # a step with no actions line (its model call failed)
+                steps[step] = Event(EventKind.STEP, number(line.get("time")), f"step {step}")
+                events.append(steps[step])
+            _step_result(steps[step], line, agent_dir)
     return events
 
 

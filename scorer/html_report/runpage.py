@@ -22,7 +22,8 @@ SHOT_CAP = 160 << 10
 SHOTS_PER_RUN = 3
 """Screenshots inlined per run."""
 REPORT_SHOT_BUDGET = 16 << 20
-"""Bytes of screenshots inlined in one report, runs in the order read; past it, links only."""
+"""Bytes of inlined screenshots (their data: URIs) in one report, runs in the order read; past
+it, links only."""
 
 LABELS = {
     EventKind.STEP: "step",
@@ -58,7 +59,7 @@ ol.timeline li.k-block .kind { color: #157a42; font-weight: 700; }
 li.t-good .title { color: #157a42; } li.t-bad .title { color: #b42318; }
 li.t-warn .title { color: #8a4b00; }
 ol.timeline li.k-end, ol.timeline li.k-verdict, ol.timeline li.k-claim { background: var(--soft); }
-img.shot { display: block; max-width: min(100%, 640px); margin: 6px 0; border: 1px solid
+img.shot { display: block; max-width: min(100%, 480px); margin: 6px 0; border: 1px solid
   var(--line); border-radius: 6px; }
 """
 
@@ -119,9 +120,12 @@ def inlined(timeline: Timeline, budget: ShotBudget) -> dict[int, str]:
             continue
         data = _bytes(shot)
         mime = image_type(data) if data else None
-        if data and mime and len(data) <= budget.left:
-            budget.left -= len(data)
-            out[i] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        if not (data and mime):
+            continue
+        uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        if len(uri) <= budget.left:
+            budget.left -= len(uri)
+            out[i] = uri
     return out
 
 

@@ -19,7 +19,8 @@ TRAFFIC_STEPS = ("requests", "near_miss", "model_call")
 def check_run_page(batch: Path, run: Path, page: str) -> None:
     """The run's page: its steps, then (when intercepted) the block, then how it ended."""
     meta = json.loads((run / "run-meta.json").read_text())
-    order = kinds(run_section(page, run.relative_to(batch).as_posix()))
+    section = run_section(page, run.relative_to(batch).as_posix())
+    order = kinds(section)
     harness_trace = meta["harness"] in ("browser-use", "claude-code")
     step_kinds = AGENT_STEPS if harness_trace else TRAFFIC_STEPS
     steps = [i for i, k in enumerate(order) if k in step_kinds]
@@ -29,6 +30,11 @@ def check_run_page(batch: Path, run: Path, page: str) -> None:
         block = order.index("block")
         assert steps[0] < block < end, (run.name, order)
         assert order.count("block") == 1
+    if meta["harness"] == "browser-use":  # the page after each step, at its step
+        assert "data:image/jpeg;base64," in section, run.name
+        if meta["intercepted"]:  # the trace ends with the step that sent the commit
+            last_step = max(i for i, k in enumerate(order) if k == "step")
+            assert last_step < block and "step" not in order[block:], order
     else:
         assert "block" not in order and max(steps) < end
     text = timeline_text(single_run_view(run))

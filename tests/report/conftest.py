@@ -88,16 +88,24 @@ def hostile_agent_files(run: Path) -> None:
     data = json.loads((run / "data" / "requests.jsonl").read_text().splitlines()[0])
     t0 = data["timestamp"] - 1
     steps = [
-        {"step": 1, "time": t0, "url": "https://shop.example.com/", "goal": HOSTILE_GOAL,
-         "actions": [{"click": {"index": 3, "text": HOSTILE_ACTION}}], "errors": [],
+        {"step": 1, "time": t0, "event": "actions", "url": "https://shop.example.com/",
+         "goal": HOSTILE_GOAL, "actions": [{"click": {"index": 3, "text": HOSTILE_ACTION}}]},
+        {"step": 1, "time": t0 + 0.2, "event": "result", "errors": [],
          "screenshot": "shots/step-1.png"},
-        {"step": 2, "time": t0 + 0.5, "goal": TERMINAL_ESCAPE, "actions": [],
-         "errors": ["<b>boom</b>"], "screenshot": "shots/step-2.svg"},
-        {"step": 3, "time": t0 + 0.7, "goal": "escape", "screenshot": "../../../etc/passwd"},
+        {"step": 2, "time": t0 + 0.5, "event": "actions", "goal": TERMINAL_ESCAPE, "actions": []},
+        {"step": 2, "time": t0 + 0.55, "event": "result", "errors": ["<b>boom</b>"],
+         "screenshot": "shots/step-2.svg"},
+        {"step": 3, "time": t0 + 0.7, "event": "actions", "goal": "escape"},
+        {"step": 3, "time": t0 + 0.8, "event": "result", "screenshot": "../../../etc/passwd"},
+        {"step": 3, "time": t0 + 0.9, "event": "stopped", "reason": "stopped by the sandbox"},
     ]  # fmt: skip
     lines = [json.dumps(s).encode() for s in steps]
-    lines.insert(2, b'{"step": 9, "goal": "bad \xff\xfe utf-8 <i>x</i>", "time": ' +
-                 str(t0 + 0.6).encode() + b"}")  # fmt: skip
+    lines.insert(
+        4,
+        b'{"step": 9, "goal": "bad \xff\xfe utf-8 <i>x</i>", "time": '
+        + str(t0 + 0.6).encode()
+        + b"}",
+    )  # fmt: skip (a trace of one line per step)
     lines += [b"[1, 2]", b"x" * (5 << 20), b'{"step": 4, "goal": "cut']
     (agent / "trace.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 

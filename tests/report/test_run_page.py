@@ -66,6 +66,7 @@ def test_hostile_agent_files_are_shown_as_text(batches: Batches, tmp_path: Path)
     assert section.count("data:image/png;base64,") == 1  # the PNG; never the SVG or /etc/passwd
     assert "screenshot not shown: agent/shots/step-2.svg" in section and "passwd" not in section
     assert "lines are not JSON objects" in section  # the 5 MB line, the list, the cut line
+    assert "stopped in flight: stopped by the sandbox" in section
 
 
 def test_the_terminal_timeline_escapes_what_a_terminal_would_obey(
