@@ -30,13 +30,12 @@ def check_run_page(batch: Path, run: Path, page: str) -> None:
         block = order.index("block")
         assert steps[0] < block < end, (run.name, order)
         assert order.count("block") == 1
+    else:
+        assert "block" not in order and max(steps) < end
     if meta["harness"] == "browser-use":  # the page after each step, at its step
         assert "data:image/jpeg;base64," in section, run.name
         if meta["intercepted"]:  # the trace ends with the step that sent the commit
-            last_step = max(i for i, k in enumerate(order) if k == "step")
-            assert last_step < block and "step" not in order[block:], order
-    else:
-        assert "block" not in order and max(steps) < end
+            assert "step" not in order[order.index("block") :], order
     text = timeline_text(single_run_view(run))
     blocked = [line for line in text.splitlines() if " BLOCKED " in line]
     assert len(blocked) == (1 if meta["intercepted"] else 0), text
