@@ -18,7 +18,6 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import docker
 
@@ -51,26 +50,6 @@ class BatchOptions:
     judge: JudgeConfig | None = None
     """The judge, resolved before any container started (--judge-model)."""
     models_yaml: Path | None = None
-
-
-class _Containers:
-    """The batch's running containers, so an interrupt can kill them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._live: dict[str, Any] = {}
-
-    def add(self, container: Any) -> None:
-        with self._lock:
-            self._live[container.id] = container
-
-    def kill_all(self) -> None:
-        with self._lock:
-            live = list(self._live.values())
-        for container in live:
-            # Not started yet or already gone is fine: its worker sees the stop event, or
-            # removes what is left.
-            engine.kill(container)
 
 
 @dataclass
@@ -125,7 +104,7 @@ def _execute(
 ) -> tuple[dict[int, BatchJob], bool]:
     """Run the plan's tasks in containers: (jobs by corpus index, interrupted)."""
     batch_id = f"{batch_dir.name}-{secrets.token_hex(4)}"
-    containers = _Containers()
+    containers = engine.LiveContainers()
     stopping = threading.Event()
     template = replace(
         template,

@@ -68,9 +68,12 @@ class RunRequest:
     """Set on Ctrl-C (by the batch): the run starts no container, or kills the one it just
     started, so a container created while the batch was being stopped never keeps running."""
 
+    ts: str | None = None
+    """The run directory's timestamp (one for all runs of a demo); None: the run's start."""
+
     def job(self) -> RunJob:
         harness = self.harness or self.agent.harness
-        return RunJob(self.task_dir, self.out, self.model, harness, self.stop)
+        return RunJob(self.task_dir, self.out, self.model, harness, self.stop, self.ts)
 
     def check_image(self, client: docker.DockerClient) -> RunImage:
         """The image, checked before any container starts: it exists and holds the harness
