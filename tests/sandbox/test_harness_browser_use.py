@@ -163,8 +163,9 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         assert meta["harness_version"] == (BROWSER_USE.version if qty == "2" else STALE)
         # the trace ends with the step that sent the commit: its click, written as it started
         trace = [json.loads(line) for line in (run_dir / "agent" / "trace.jsonl").open()]
-        assert [(t["step"], t["event"]) for t in trace][:4] == [
-            (1, "actions"), (1, "result"), (2, "actions"), (2, "result")
+        assert [(t["step"], t["event"]) for t in trace][:6] == [
+            (1, "actions"), (1, "result"), (1, "screenshot"),
+            (2, "actions"), (2, "result"), (2, "screenshot"),
         ]  # fmt: skip
         last = trace[-1]["step"]
         (acted,) = [t for t in trace if t["step"] == last and t["event"] == "actions"]
