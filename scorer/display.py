@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -15,10 +16,32 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
 from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
+
+
+class Tally:
+    """Verdicts received so far, by verdict (None: a judge error)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[JudgeVerdict | None] = Counter()
+
+    def add(self, verdict: JudgeVerdict | None) -> None:
+        self.counts[verdict] += 1
+
+    def text(self, sep: str) -> str:
+        c = self.counts
+        return sep.join(
+            (
+                f"match {c[JudgeVerdict.MATCH]}",
+                f"mismatch {c[JudgeVerdict.NO_MATCH]}",
+                f"cannot tell {c[JudgeVerdict.CANNOT_TELL]}",
+                f"error {c[None]}",
+            )
+        )
 
 
 class ProgressReporter:
@@ -28,7 +51,7 @@ class ProgressReporter:
         self.console = console
         self.progress: Any = None
         self.task: Any = None
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
 
     def queued(self, n: int) -> None:
         if self.progress is None:
@@ -46,10 +69,8 @@ class ProgressReporter:
         self.progress.update(self.task, total=self.progress.tasks[0].total + n)
 
     def judged(self, result: JudgeResult) -> None:
-        self.tally[result.verdict.match] += 1
-        t = self.tally
-        tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
-        self.progress.update(self.task, advance=1, tally=tally)
+        self.tally.add(result.reply.verdict)
+        self.progress.update(self.task, advance=1, tally=self.tally.text("  "))
 
     def done(self) -> None:
         if self.progress is not None:
@@ -74,7 +95,7 @@ class PlainProgress:
         self.clock = clock
         self.total = 0
         self.count = 0
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
         self.started: float | None = None
         self.shown_at = 0.0
         self.shown_count = 0
@@ -86,7 +107,7 @@ class PlainProgress:
 
     def judged(self, result: JudgeResult) -> None:
         self.count += 1
-        self.tally[result.verdict.match] += 1
+        self.tally.add(result.reply.verdict)
         step = max(1, math.ceil(self.total / 10))
         now = self.clock()
         if self.count - self.shown_count >= step or now - self.shown_at >= self.every_s:
@@ -97,11 +118,9 @@ class PlainProgress:
             self._line(self.clock())
 
     def _line(self, now: float) -> None:
-        t = self.tally
         elapsed = now - (self.started or now)
         self.stream.write(
-            f"judging {self.count}/{self.total}: match {t[True]}, mismatch {t[False]}, "
-            f"error {t[None]} ({elapsed:.1f} s)\n"
+            f"judging {self.count}/{self.total}: {self.tally.text(', ')} ({elapsed:.1f} s)\n"
         )
         self.stream.flush()
         self.shown_at, self.shown_count = now, self.count
@@ -127,6 +146,7 @@ _METRICS = (
     ("  of which body unread", "n_body_unverified"),
     ("passed", "n_passed"),
     ("judge mismatch", "n_judge_mismatch"),
+    ("judge cannot tell", "n_judge_cannot_tell"),
     ("judge error", "n_judge_error"),
     ("not judged", "n_unjudged"),
     ("not intercepted", "n_model_not_intercepted"),
@@ -184,6 +204,8 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
         problem = t.get("infra_reason")
         if not problem and t.get("result_category") == "judge_error":
             problem = f"judge error: {t.get('judge_error')}"
+        if not problem and t.get("result_category") == "judge_cannot_tell":
+            problem = f"the judge could not see: {t.get('judge_missing') or t.get('reason_strict')}"
         recheck = t.get("recheck") or {}
         if not problem and recheck.get("status") == "fail":
             problem = "re-check failed: " + "; ".join(recheck.get("reasons", []))

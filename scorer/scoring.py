@@ -19,6 +19,7 @@ from pathlib import Path
 
 from proxy_addon.records.batchsummary import elapsed_seconds
 from proxy_addon.records.provenance import provenance
+from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
 from scorer.batch.corpus import Corpus, CorpusError, load_corpus
@@ -75,10 +76,15 @@ class RunScore:
     run_dir: Path
     test_case: str | None
     intercepted: bool  # Stage 1 credit (after --enforce-recheck)
-    judge_match: bool | None
+    judge_verdict: JudgeVerdict | None  # the deciding verdict; None: not judged, or no verdict
     final_pass: bool
     result_category: str
-    verdicts: dict[str, bool | None] = field(default_factory=dict)  # per judge (deciding rubric)
+    verdicts: dict[str, JudgeVerdict | None] = field(default_factory=dict)  # per judge
+
+    @property
+    def judge_match(self) -> bool | None:
+        """The reference's boolean: true only for a match verdict."""
+        return as_match(self.judge_verdict)
 
 
 @dataclass
@@ -199,10 +205,10 @@ def _batch_score(batch: Batch, plans: list[Plan], opts: SummaryOptions) -> Batch
 
 def _run_score(plan: Plan) -> RunScore:
     o = plan.scored
-    match = o.decision()[1]
+    verdict = o.decision()[1]
     verdicts = o.deciding_verdicts()
     return RunScore(
-        o.run_dir, o.test_case, o.credited, match, o.final_pass, o.result_category, verdicts
+        o.run_dir, o.test_case, o.credited, verdict, o.final_pass, o.result_category, verdicts
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
-from proxy_addon.records.layout import case_name, new_run_dir, stamp
+from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 from sandbox.runs.agentview import AgentView, agent_view
@@ -132,6 +132,21 @@ def load(run: PreparedRun) -> None:
     write_bytes_atomic(run.run_dir / "task.json", raw)
     run.task = load_task(src)  # a url_pattern that does not compile is a TaskError here
     run.view = agent_view(run.task, src.parent)
+    keep_user_info(run.run_dir, run.view)
+
+
+def keep_user_info(run_dir: Path, view: AgentView) -> None:
+    """Copy the files the agent gets under /my-info/ into <run>/my-info/, so the judge is given
+    the user information the agent had when the run is scored without its corpus."""
+    if view.files:
+        (run_dir / MY_INFO_DIR).mkdir(exist_ok=True)
+    for name, src in view.files.items():
+        try:
+            data = src.read_bytes()
+        except OSError as e:
+            view.warnings.append(f"{src}: not kept for the judge ({e.strerror or e})")
+            continue
+        write_bytes_atomic(run_dir / MY_INFO_DIR / name, data)
 
 
 def run_one(job: RunJob, executor: Executor) -> RunOutcome:

@@ -1,12 +1,14 @@
 """clawbench-report: one self-contained HTML page from scored batches, or one run as text.
 
-    clawbench-report PATH... [-o report.html] [--title TEXT]
+    clawbench-report PATH... [-o report.html] [--title TEXT] [--calibration FILE]
     clawbench-report RUN_DIR
     clawbench-report --har PATH...
 
 PATH is a batch directory holding rescore-summary.json (written by clawbench-score), or a
-directory of such batches. Links to run files are relative to the report's directory. A single
-run directory prints that run's timeline as text; --har writes data/traffic.har for every run.
+directory of such batches. Links to run files are relative to the report's directory.
+--calibration FILE adds the judge's calibration (written by clawbench-score calibrate --out).
+A single run directory prints that run's timeline as text; --har writes data/traffic.har for
+every run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scorer.batch.discovery import RUN_META
+from scorer.calibrate import CalibrationFileError, read_result
 from scorer.html_report.harfiles import refresh_hars
 from scorer.html_report.load import ReportError, load_report
 from scorer.html_report.render import write_report
@@ -31,7 +34,7 @@ exit codes:
   0    the report was written (the timeline printed, every traffic.har written)
   1    writing it failed (the message says why; no half-written file is left)
   2    bad input: a path without a scored batch (--har: without runs), an -o that cannot be
-       written"""
+       written, a --calibration file clawbench-score calibrate --out did not write"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,6 +51,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="report.html")
     p.add_argument("--title", default="ClawBench report", help="the page's title")
+    p.add_argument(
+        "--calibration",
+        type=Path,
+        help="the judge's calibration (clawbench-score calibrate --out FILE) to show beside the "
+        "batches it scored",
+    )
     p.add_argument(
         "--har",
         action="store_true",
@@ -90,12 +99,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         check_output(args.output)
+        calibration = read_result(args.calibration) if args.calibration else None
         report = load_report(args.paths, args.output)
-    except ReportError as e:
+    except (ReportError, CalibrationFileError) as e:
         print(f"clawbench-report: {e}", file=sys.stderr)
         return 2
     try:
-        out = write_report(report, args.output, args.title)
+        out = write_report(report, args.output, args.title, calibration)
     except OSError as e:
         print(
             f"clawbench-report: -o {args.output}: cannot write: {e.strerror or e}", file=sys.stderr

@@ -64,10 +64,11 @@ def interval_bar(rate: float, interval: tuple[float, float] | None) -> Markup:
 def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
     """One row per (batch, model, harness); data-* attributes carry the counts shown."""
     heads = ["#", "model", "harness", "dataset"] + (["batch"] if several_batches else [])
-    heads += ["passed", "pass rate", "95% interval", "intercepted", "judge errors", "infra"]
+    heads += ["passed", "pass rate", "95% interval", "intercepted", "judge cannot tell"]
+    heads += ["judge errors", "infra"]
     usage = any(e.entry.agent_usage.runs_with_usage for e in entries)
     heads += ["agent tokens in / out", "agent cost"] if usage else []
-    numeric = {"passed", "pass rate", "intercepted", "judge errors", "infra"}
+    numeric = {"passed", "pass rate", "intercepted", "judge cannot tell", "judge errors", "infra"}
     numeric |= {"agent tokens in / out", "agent cost"}
     head = el("tr", [el("th", h, class_="num" if h in numeric else None) for h in heads])
     rows = []
@@ -100,6 +101,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 el("td", rate or NOT_JUDGED, class_="num rate"),
                 el("td", bar, el("div", ci_text, class_="ci-text")),
                 el("td", c.n_intercepted, class_="num"),
+                el("td", c.n_judge_cannot_tell if e.judged else "—", class_="num"),
                 el("td", c.n_judge_error if e.judged else "—", class_="num"),
                 el("td", c.n_infra_failure, class_="num"),
                 _usage_cells(c.agent_usage) if usage else None,
@@ -111,6 +113,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 data_total=c.n_total,
                 data_intercepted=c.n_intercepted,
                 data_judge_match=c.n_judge_match,
+                data_judge_cannot_tell=c.n_judge_cannot_tell,
                 data_judge_error=c.n_judge_error,
             )
         )
@@ -166,7 +169,7 @@ def funnel(e: EntryView, several_batches: bool) -> Markup:
             el(
                 "div",
                 f"−{c.n_intercepted - c.n_judge_match}: {c.n_judge_mismatch} "
-                f"mismatch, {c.n_judge_error} judge error",
+                f"mismatch, {c.n_judge_cannot_tell} cannot tell, {c.n_judge_error} judge error",
                 class_="drop",
             )
         )

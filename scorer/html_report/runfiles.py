@@ -13,12 +13,12 @@ from urllib.parse import quote
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.records.traffic import REQUESTS_FILE, build_har
+from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
 from scorer.html_report.runtimeline import run_timeline
 from scorer.html_report.timeline import Timeline
 from scorer.judge.cache import read_record
-from scorer.judge.verdict import coerce_match
 
 NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""
@@ -33,9 +33,10 @@ class JudgeView:
     file: str  # relative to the run directory
     judge_model: str | None
     rubric: str | None
-    match: bool | None
+    verdict: JudgeVerdict | None
     reason: str
     error: str | None
+    missing: str = ""  # cannot_tell: what the judge could not see
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,13 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
     record, _why = read_record(path)
     if record is not None:
         return JudgeView(
-            name, record.judge_model, record.rubric, record.match, record.reason, record.error
+            name,
+            record.judge_model,
+            record.rubric,
+            record.answer,
+            record.reason,
+            record.error,
+            record.missing,
         )
     try:  # the reference's files and newer shapes: read the keys every judge file has
         data = json.loads(path.read_bytes())
@@ -138,7 +145,7 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
         name,
         str(model) if model else None,
         str(rubric) if rubric else None,
-        coerce_match(data.get("match")),
+        read_verdict(data.get("verdict", data.get("match"))),
         str(data.get("reason") or ""),
         str(error) if error else None,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from proxy_addon.records.har import Har
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.html_report.agentsteps import agent_events
 from scorer.html_report.timeline import Event, EventKind, Timeline, assemble
 
@@ -27,6 +28,14 @@ def _end(view: RunView) -> Event:
     return Event(EventKind.END, None, title, tone="good" if view.row.intercepted else "warn")
 
 
+_SAID = {
+    JudgeVerdict.MATCH: ("match", "good"),
+    JudgeVerdict.NO_MATCH: ("mismatch", "bad"),
+    JudgeVerdict.CANNOT_TELL: ("cannot tell", "warn"),
+}
+_NONE = ("no verdict (a judge error)", "warn")
+
+
 def _verdicts(view: RunView) -> list[Event]:
     if not view.judges:
         if view.row.intercepted:
@@ -34,11 +43,12 @@ def _verdicts(view: RunView) -> list[Event]:
         return []
     out = []
     for j in view.judges:
-        said = {True: "match", False: "mismatch", None: "no verdict"}[j.match]
+        said, tone = _SAID[j.verdict] if j.verdict else _NONE
         who = " ".join(x for x in (j.judge_model, f"({j.rubric})" if j.rubric else None) if x)
-        tone = {True: "good", False: "bad", None: "warn"}[j.match]
-        detail = "\n".join(x for x in (j.reason, f"error: {j.error}" if j.error else "") if x)
+        lines = (j.reason, f"could not see: {j.missing}" if j.missing else "",
+                 f"error: {j.error}" if j.error else "")  # fmt: skip
         title = f"judge {who}: {said}" if who else f"judge: {said}"
+        detail = "\n".join(x for x in lines if x)
         out.append(Event(EventKind.VERDICT, None, title, detail, tone=tone))
     return out
 

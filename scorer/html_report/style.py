@@ -108,6 +108,9 @@ pre { font-family: var(--mono); font-size: 0.8rem; background: #f5f6f8; border: 
   white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
 .verdict { font-weight: 700; }
 .v-true { color: #157a42; } .v-false { color: #b42318; } .v-none { color: #7a4cb0; }
+.v-unsure { color: #8a6d00; }
+.warn { color: #b42318; }
+.calibration { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
 ul.misses { margin: 0; padding-left: 18px; font-size: 0.88rem; }
 ul.misses code, .mono { font-family: var(--mono); font-size: 0.82rem; overflow-wrap: anywhere; }
 ul.files { columns: 2 260px; margin: 0; padding-left: 18px; font-size: 0.88rem; }

@@ -95,9 +95,9 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
     assert row(s, "t0")["recheck"] == {"status": "pass", "reasons": []}
     assert csv.read_text().splitlines() == [
         "model,harness,dataset,passed,total,pass_rate,wall_hours,pass_rate_ci_low,pass_rate_ci_high,"
-        "agent_input_tokens,agent_output_tokens,agent_cost_usd,intercepted,judge",
-        # Wilson 1/6; the reference's runs recorded no agent usage
-        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,,3,judge-x",
+        "agent_input_tokens,agent_output_tokens,agent_cost_usd,intercepted,judge,judge_cannot_tell",
+        # Wilson 1/6; the reference's runs recorded no agent usage; no run was cannot_tell
+        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,,3,judge-x,0",
     ]
 
 
@@ -111,12 +111,14 @@ def test_run_meta_keeps_the_reference_keys_and_gains_ours(
     assert len(before) >= 30
     score(batch, judge, "--tasks", str(corpus))
     after = json.loads((run / "run-meta.json").read_text())
-    ours = {"intercepted", "result_category", "judge_match", "final_pass", "runner_category"}
+    ours = {"intercepted", "result_category", "judge_match", "judge_verdict", "final_pass"}
+    ours.add("runner_category")
     assert {k: v for k, v in after.items() if k not in ours} == {
         k: v for k, v in before.items() if k not in ours
     }
     assert list(after)[: len(before)] == list(before)  # the order kept
     assert after["result_category"] == "judge_mismatch" and after["judge_match"] is False
+    assert after["judge_verdict"] == "no_match"
     assert after["final_pass"] is False and after["runner_category"] == "intercepted"
     infra = json.loads(next(batch.rglob("openclaw-t3-*/run-meta.json")).read_text())
     assert infra["result_category"] == "infra_failure"

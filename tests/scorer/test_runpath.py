@@ -16,7 +16,7 @@ from tests.scorer.conftest import models_yaml
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
-ROW = f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"  # no agent usage recorded
+ROW = f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,0"  # no agent usage recorded
 SAFE = "anthropic--claude-sonnet-4-6"
 
 
@@ -189,7 +189,7 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     assert (s["n_total"], s["n_runs"], s["n_passed"], s["n_infra_failure"]) == (7, 6, 2, 2)
     assert s["pass_rate_with_judge"] == pytest.approx(2 / 7)
     assert csv.read_text().splitlines()[1:] == [
-        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
+        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,0"
     ]
     rows = [t for t in s["tasks"] if t["model"] is None]
     assert [(t["test_case"], t["status"], t["run_dir"]) for t in rows] == [
@@ -199,5 +199,5 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     csv.unlink()
     score(batch, judge, "--tasks", str(corpus), "--csv", str(csv))
     assert csv.read_text().splitlines()[1:] == [
-        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
+        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,0"
     ]
