@@ -14,7 +14,7 @@ from typing import Any
 
 from scorer.html_report.agentfiles import number, read_jsonl, text
 from scorer.html_report.agenttranscript import claude_code_events
-from scorer.html_report.timeline import DETAIL_CAP, Event, EventKind, Screenshot, cut
+from scorer.html_report.timeline import DETAIL_CAP, TEXT_CAP, Event, EventKind, Screenshot, cut
 
 
 def _action(action: Any) -> str:
@@ -113,8 +113,9 @@ def _reference_action(line: dict[str, Any]) -> tuple[str, str]:
     label = tag + (f"#{ident}" if ident else "")
     words = " ".join(text(target.get("textContent")).split())[:60]
     title = f"{kind} {label}".strip() + (f" “{words}”" if words else "")
-    if line.get("value") is not None and kind in _TYPING:
-        title = f"typed into {label}: {text(line.get('value'))}"
+    if kind in _TYPING:
+        value = line.get("value")
+        title = f"typed into {label}" + (f": {text(value)}" if value is not None else "")
     if kind == "pageLoad":
         title = f"page loaded: {text(line.get('title'))}"
     return title, f"at {text(line.get('url'))}"
@@ -152,7 +153,7 @@ def reference_events(data: Path, notes: list[str]) -> list[Event]:
         screenshot = Screenshot(f"data/screenshots/{shot.name}", shot) if shot else None
         if typing and events and last_target == key and events[-1].title.startswith("typed"):
             if line.get("value") is not None:
-                events[-1].title = cut(title, 300)
+                events[-1].title = cut(title, TEXT_CAP)
             continue
         last_target = key if typing else None
         at = ms / 1000 if ms is not None else None

@@ -185,3 +185,44 @@ def test_claude_codes_tool_calls_fall_among_the_requests_they_caused(tmp_path: P
     assert seen[6][1] == "final answer: Added it."
     shots = [e.screenshot for e in view.timeline.events if e.screenshot]
     assert len(shots) == 1 and shots[0].data is not None and shots[0].data[:4] == b"\x89PNG"
+
+
+def test_the_references_recorded_actions_and_screenshots_are_its_steps(tmp_path: Path) -> None:
+    """The reference's data/actions.jsonl (its browser's DOM events, ms timestamps) and the
+    screenshot it took for an action (data/screenshots/<ms>.png): typing on one field is one
+    step, the screenshot is at its action, the commit its requests.jsonl logged is the block."""
+    batch = tmp_path / "batch-20260107-120000"
+    request = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"q": 1}}
+    run = reference_run(batch, "cart-00", task_json("cart-00"), request=request)
+    t0 = 1767268800_000
+    field = {"tagName": "INPUT", "id": "qty", "xpath": "/html[1]/body[1]/input[1]"}
+    actions = [
+        {"type": "pageLoad", "timestamp": t0, "url": "https://shop.example.com/", "title": "Shop"},
+        {"type": "click", "timestamp": t0 + 1000, "url": "https://shop.example.com/",
+         "target": {"tagName": "BUTTON", "id": "add", "textContent": "Add <b>to</b> cart"}},
+        {"type": "keydown", "timestamp": t0 + 2000, "url": "https://shop.example.com/",
+         "target": field, "key": "1"},
+        {"type": "input", "timestamp": t0 + 2100, "url": "https://shop.example.com/",
+         "target": field, "value": "1"},
+        {"type": "input", "timestamp": t0 + 2200, "url": "https://shop.example.com/",
+         "target": field, "value": "12"},
+    ]  # fmt: skip
+    data = run / "data"
+    (data / "actions.jsonl").write_text("".join(json.dumps(a) + "\n" for a in actions))
+    (data / "screenshots").mkdir()
+    (data / "screenshots" / f"{t0 + 1000}.png").write_bytes(encode(4, 4, (1, 2, 3)))
+    log = {"timestamp": (t0 + 3000) / 1000, **request, "headers": {}, "query_params": {},
+           "resource_type": "XHR"}  # fmt: skip
+    (data / "requests.jsonl").write_text(json.dumps(log) + "\n")
+    timeline = single_run_view(run).timeline
+    assert timeline is not None
+    seen = [(e.kind.value, e.title) for e in timeline.events]
+    assert seen[:4] == [
+        ("step", "page loaded: Shop"),
+        ("step", "click button#add “Add <b>to</b> cart”"),
+        ("step", "typed into input#qty: 12"),
+        ("block", "the commit, blocked: POST https://shop.example.com/api/cart"),
+    ]
+    (shot,) = [e.screenshot for e in timeline.events if e.screenshot]
+    assert shot.name == f"data/screenshots/{t0 + 1000}.png" and seen[1][0] == "step"
+    assert timeline.events[1].screenshot is shot
