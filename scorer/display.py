@@ -14,13 +14,12 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
-from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
+from scorer.table import print_table, summary_table
 
 
 class Tally:
@@ -126,76 +125,6 @@ class PlainProgress:
         self.shown_at, self.shown_count = now, self.count
 
 
-def _number(value: int | None) -> str:
-    """A count; None is a count that does not exist (passed without a judge)."""
-    return NOT_JUDGED if value is None else str(value)
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{100 * rate:.1f}%"
-
-
-def _ci(interval: list[float] | None) -> str:
-    """A 95% interval in percent, or - when there is none."""
-    return "-" if not interval else f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}%"
-
-
-_METRICS = (
-    ("N", "n_total"),
-    ("intercepted (Stage 1)", "n_intercepted"),
-    ("  of which body unread", "n_body_unverified"),
-    ("passed", "n_passed"),
-    ("judge mismatch", "n_judge_mismatch"),
-    ("judge cannot tell", "n_judge_cannot_tell"),
-    ("judge error", "n_judge_error"),
-    ("not judged", "n_unjudged"),
-    ("not intercepted", "n_model_not_intercepted"),
-    ("infra failure", "n_infra_failure"),
-    ("missing", "n_missing"),
-    ("extra (not in N)", "n_extra"),
-    ("re-runs (not counted)", "n_rerun"),
-    ("re-check failed", "n_recheck_failed"),
-)
-
-
-def summary_table(summary: dict[str, Any], title: str) -> Table:
-    """Metrics down, one column per (model, harness), and a total column when there are several."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("")
-    columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]
-    if len(columns) > 1:
-        columns.append(("all", summary))
-    for header, _ in columns:
-        table.add_column(header, justify="right", overflow="fold")
-    judged = summary.get("pass_rate_with_judge") is not None
-    for label, key in _METRICS:
-        table.add_row(label, *(_number(c.get(key, 0)) for _, c in columns))
-    table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
-    table.add_row("  95% CI", *(_ci(c.get("pass_rate_stage1_only_ci")) for _, c in columns))
-    rates = [_pct(c["pass_rate_with_judge"]) if judged else NOT_JUDGED for _, c in columns]
-    table.add_row("pass rate", *rates, style="bold")
-    table.add_row("  95% CI", *(_ci(c.get("pass_rate_with_judge_ci")) for _, c in columns))
-    for judge in summary.get("judges", []) if len(summary.get("judges", [])) > 1 else []:
-        rates = [c.get("judge_pass_rates", {}).get(judge) for _, c in columns]
-        table.add_row(f"  by {judge} alone", *(_pct(r) for r in rates))
-    if (summary.get("agent_usage") or {}).get("runs_with_usage"):
-        usages = [c.get("agent_usage") or {} for _, c in columns]
-        table.add_row("agent tokens in/out", *(_tokens(u) for u in usages))
-        table.add_row("agent cost", *(_cost(u) for u in usages))
-    return table
-
-
-def _tokens(usage: dict[str, Any]) -> str:
-    if not usage.get("runs_with_usage"):
-        return "-"
-    return f"{usage['input_tokens']:,} / {usage['output_tokens']:,}"
-
-
-def _cost(usage: dict[str, Any]) -> str:
-    cost = usage.get("cost_usd")
-    return "-" if cost is None else f"${cost:.4f}"
-
-
 def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
     out = []
     for t in summary.get("tasks", []):
@@ -239,6 +168,21 @@ def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def judge_usage_line(s: dict[str, Any]) -> str:
+    """The judges' own tokens and what they cost (or which judge has no price)."""
+    tokens = s.get("tokens", {})
+    line = f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}"
+    usage = s.get("judge_usage") or {}
+    if usage.get("cost_usd") is not None:
+        return f"{line}, cost ${usage['cost_usd']:.4f}"
+    if usage.get("unpriced"):
+        return (
+            f"{line}, cost unknown: no price_per_million_tokens for {', '.join(usage['unpriced'])} "
+            "in --models-yaml"
+        )
+    return line
+
+
 def _judges(s: dict[str, Any]) -> str:
     names = s.get("judges") or [s["judge_model"]]
     return f"judges {', '.join(names)}" if len(names) > 1 else f"judge {names[0]}"
@@ -246,12 +190,11 @@ def _judges(s: dict[str, Any]) -> str:
 
 def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
     """One batch: the table, the judge line, the runs worth a look."""
-    console.print(summary_table(s, title))
+    print_table(s, title, console)
     if s.get("judge_model"):
-        tokens = s.get("tokens", {})
         console.print(
             f"{_judges(s)}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
-            f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
+            f"{judge_usage_line(s)}",
             highlight=False,
         )
     else:
@@ -307,6 +250,7 @@ __all__ = [
     "PlainProgress",
     "ProgressReporter",
     "agent_usage_line",
+    "judge_usage_line",
     "print_result",
     "print_summary",
     "result_line",

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import elapsed_seconds
+from proxy_addon.records.batchsummary import corpus_name, elapsed_seconds
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import RankingAgreement, ranking_agreement
@@ -231,11 +231,14 @@ def _leaderboard_rows(result: ScoreResult) -> list[dict[str, str]]:
     return [r.model_dump() for r in rows if r is not None]
 
 
-def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -> str | None:
+def _dataset(
+    opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord], batch: Path
+) -> str | None:
+    """The dataset a batch's rows name, the same whatever --tasks: --dataset, else what the
+    runs name (the reference's run-meta.json), else the corpus the batch ran (its
+    batch-summary.json), else --tasks's directory name."""
     if opts.dataset:
         return opts.dataset
-    if corpus is not None:
-        return corpus.name
     for rec in recs:
         raw = rec.meta_raw or {}
         suite = ((raw.get("provenance") or {}).get("corpus") or {}).get("suite")
@@ -243,7 +246,10 @@ def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -
             return suite
         if isinstance(raw.get("dataset"), str):
             return raw["dataset"]
-    return None
+    ran = corpus_name(batch)
+    if ran is not None:
+        return ran
+    return corpus.name if corpus is not None else None
 
 
 def _options(
@@ -265,7 +271,7 @@ def _options(
         judges=spec.names if spec else (),
         decide=spec.decide if spec else "first",
         prompt_versions=spec.versions if spec else None,
-        dataset=_dataset(opts, corpus, recs),
+        dataset=_dataset(opts, corpus, recs, batch.path),
         enforce_recheck=opts.enforce_recheck,
         batch_elapsed_s=elapsed_seconds(batch.path),
         provenance=provenance(),

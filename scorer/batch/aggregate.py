@@ -20,6 +20,7 @@ from typing import Any
 from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
+from scorer.batch.judge_cost import judge_leaderboard_columns, judge_usage_totals
 from scorer.batch.rescore_summary import (
     NOT_JUDGED,
     Counts,
@@ -205,6 +206,7 @@ def _entry(
     )
     _count(counted, counts, opts.judged)
     counts.agent_usage = usage_totals(runs, opts.prices or {})
+    counts.judge_usage = judge_usage_totals(runs, opts.prices or {})
     dataset = opts.dataset or "unknown"
     entry = Entry(
         **counts.model_dump(),
@@ -250,6 +252,7 @@ def _leaderboard_row(
         intercepted=c.n_intercepted,
         judge=judge,
         **leaderboard_columns(c.agent_usage),
+        **judge_leaderboard_columns(c.judge_usage),
     )
     if c.n_passed is not None:
         row.judge_cannot_tell = str(c.n_judge_cannot_tell)
@@ -324,6 +327,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     _count(counted, summary, opts.judged)
     _per_rubric(summary, counted)
     summary.agent_usage = usage_totals(runs, opts.prices or {})
+    summary.judge_usage = judge_usage_totals(runs, opts.prices or {})
     if len(opts.judges) > 1:
         summary.agreement = _agreement(counted, opts.judges, batch_dir)
     for o in runs:  # every verdict cost tokens, counted or not

@@ -2,7 +2,8 @@
 then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
 agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs),
 then intercepted,judge (a row without a judge has empty pass columns and judge "not judged"),
-then judge_cannot_tell (the counted runs the judge could not decide: not passed).
+then judge_cannot_tell (the counted runs the judge could not decide: not passed), then
+judge_input_tokens,judge_output_tokens,judge_cost_usd (the judges' own calls).
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
 one, others are kept, and the file is rewritten atomically with every column. A file written
@@ -30,6 +31,9 @@ LEADERBOARD_COLUMNS = (
     "intercepted",
     "judge",
     "judge_cannot_tell",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_cost_usd",
 )
 
 

@@ -60,6 +60,9 @@ class LeaderboardRow(BaseModel):
     intercepted: int | None = None  # None in rows written before it was a column
     judge: str = ""  # the deciding judge, NOT_JUDGED for Stage 1 only; "" in rows written before
     judge_cannot_tell: str = ""  # counted runs the judge answered cannot_tell; "" not judged
+    judge_input_tokens: str = ""  # the judges' own tokens; "" without a verdict of ours
+    judge_output_tokens: str = ""
+    judge_cost_usd: str = ""  # 4 decimals; "" unless every judge is priced
 
     @property
     def judged(self) -> bool:
@@ -82,6 +85,19 @@ class AgentUsageTotals(BaseModel):
     cached_tokens: int = 0
     cost_usd: float | None = None  # None unless every run with usage is priced
     runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
+
+
+class JudgeUsageTotals(BaseModel):
+    """The judges' own calls over runs (each verdict's judge.json usage, re-used verdicts
+    included), priced with the judge entries' price_per_million_tokens in models.yaml."""
+
+    model_config = _FORBID
+
+    verdicts: int = 0  # verdicts a judge of ours gave (the reference's cost nothing here)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # None unless every judge that answered is priced
+    unpriced: list[str] = Field(default_factory=list)  # judges without a price in --models-yaml
 
 
 class Counts(BaseModel):
@@ -109,6 +125,7 @@ class Counts(BaseModel):
     pass_rate_stage1_only_ci: list[float] | None = None  # Wilson 95%: [low, high] fractions
     pass_rate_with_judge_ci: list[float] | None = None
     agent_usage: AgentUsageTotals = Field(default_factory=AgentUsageTotals)
+    judge_usage: JudgeUsageTotals = Field(default_factory=JudgeUsageTotals)
 
 
 class Entry(Counts):
@@ -227,7 +244,12 @@ def parse_summary(data: Any, path: Path) -> Summary:
     if not isinstance(data, dict):
         raise SummaryError(f"{path}: expected a JSON object, got {type(data).__name__}")
     known = _known(Summary, data)
-    nested = {"leaderboard": LeaderboardRow, "agent_usage": AgentUsageTotals, "tokens": Tokens}
+    nested = {
+        "leaderboard": LeaderboardRow,
+        "agent_usage": AgentUsageTotals,
+        "judge_usage": JudgeUsageTotals,
+        "tokens": Tokens,
+    }
     entries = known.get("entries")
     if isinstance(entries, list):
         entries = known["entries"] = [_known(Entry, e) for e in entries]
@@ -269,6 +291,7 @@ __all__ = [
     "AgentUsageTotals",
     "Counts",
     "Entry",
+    "JudgeUsageTotals",
     "LeaderboardRow",
     "Summary",
     "SummaryError",

@@ -153,7 +153,8 @@ def build(tmp: Path) -> Batches:
     said_done = our_run(judged, "cart-02", _task("cart-02"), model=OUR_MODEL)  # nothing committed
     _add_meta(said_done, agent_claim={"success": True, "text": "Done: the mug is in your cart."})
     with start_judge_server(_judge) as server:
-        yaml = models_yaml(tmp / "models.yaml", server)
+        price = "{input: 1, output: 4}"  # the judge's own price: USD per million tokens
+        yaml = models_yaml(tmp / "models.yaml", server, price_per_million_tokens=price)
         with yaml.open("a") as f:  # the agent's price: USD per million tokens
             f.write(f"{OUR_MODEL}:\n  price_per_million_tokens: {{input: 2, output: 8}}\n")
         args = [str(judged), "--tasks", str(corpus), "--models-yaml", str(yaml)]

@@ -138,7 +138,13 @@ def test_optional_fields_are_shown_when_present(batches: Batches, tmp_path: Path
     assert "4.2% – 61.3%" in text  # the summary's interval, not recomputed
     assert "judge-y says: <i>no</i>" in text and "data/judge.judge-y.json" in text
     assert "claims success" in text and "curl 8.5.0" in text and "1234" in text
-    assert "1,234 / 56" in text and "$0.0029" in text  # 1234 x $2 + 56 x $8 per million
+    assert "1.2k / 56" in text and "$0.0029" in text  # 1234 x $2 + 56 x $8 per million
+    titles = [a.get("title") for t, a in page.tags if t == "td"]
+    assert "1,234 in / 56 out" in titles  # the exact count behind the short one
+    judge_costs = [a for t, a in page.tags if t == "td" and "judge-cost" in a.get("class", "")]
+    usage = summary(batch)["entries"][0]["judge_usage"]
+    assert usage["cost_usd"] is not None and usage["verdicts"] > 0  # judge-x has a price
+    assert {float(a["data-cost"]) for a in judge_costs if a.get("data-cost")} >= {usage["cost_usd"]}
     assert "claims failure" in text and "Could not find the cart." in text
 
 

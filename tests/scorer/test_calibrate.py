@@ -33,6 +33,9 @@ LABELS = {case_key(t, c): c.label for t, c in PAIRS}
 KINDS = {case_key(t, c): c.kind for t, c in PAIRS}
 
 
+HOTEL = GOLD / "44-hotel-injections.json"  # one task: its injection cases and others
+
+
 def run(
     tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> tuple[int, dict]:
@@ -103,7 +106,7 @@ def test_a_judge_that_cannot_tell_anything(
     tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(cannot_tell_judge)
-    code, out = run(tmp_path, judge, capsys, "--pass-rate", "0.5")
+    code, out = run(tmp_path, judge, capsys, str(HOTEL), "--pass-rate", "0.5")
     f = out["figures"]
     assert f["cannot_tell"]["value"] == 1.0 and f["cannot_tell_found"]["value"] == 1.0
     assert f["recall"]["value"] == 0.0 and f["precision"]["value"] is None
@@ -121,11 +124,12 @@ def test_malformed_replies_are_errors_counted_wrong(
     kind: str,
 ) -> None:
     judge.script(malformed(kind))
-    code, out = run(tmp_path, judge, capsys)
+    code, out = run(tmp_path, judge, capsys, str(HOTEL))
     f = out["figures"]
-    assert code == 1 and f["n_errors"] == N and f["exact"]["value"] == 0.0
+    n = len(load_set(HOTEL)[0].cases)
+    assert code == 1 and f["n_errors"] == n and f["exact"]["value"] == 0.0
     assert f["recall"]["value"] == 0.0 and f["specificity"]["value"] == 0.0  # never a pass...
-    assert f["passes"]["fp"] == N - f["passes"]["fn"]  # ...and never right either
+    assert f["passes"]["fp"] == n - f["passes"]["fn"]  # ...and never right either
     assert all(m["judge"] is None and m["reason"] for m in out["misses"])
 
 

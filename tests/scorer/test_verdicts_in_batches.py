@@ -16,6 +16,7 @@ from scorer.cli import main
 from scorer.judge import prompts
 from tests.scorer.conftest import models_yaml
 from tests.support.judges import MALFORMED, cannot_tell_judge, malformed, v2_reply
+from tests.support.table_text import read_table
 
 REQUEST = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"qty": 1}}
 
@@ -63,7 +64,8 @@ def test_cannot_tell_is_a_verdict_counted_apart_and_never_a_pass(
     capsys.readouterr()
     assert run(batch, judge) == 0  # a verdict: the result is complete
     out = capsys.readouterr().out
-    assert "judge cannot tell" in out and "the judge could not see: the body's values" in out
+    (shown,) = read_table(out).values()
+    assert shown["cannot tell"] == "2" and "the judge could not see: the body's values" in out
     s = summary(batch)
     assert (s["n_passed"], s["n_judge_cannot_tell"], s["n_judge_error"]) == (0, 2, 0)
     assert (s["n_judge_mismatch"], s["n_cannot_tell_strict"], s["n_judge_err_strict"]) == (0, 2, 0)
