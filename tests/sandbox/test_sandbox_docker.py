@@ -120,10 +120,10 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "batch"])
-def test_a_harness_runs_only_from_an_image_that_holds_it(
+def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
     command, sandbox_image, internet, tmp_path, capsys
 ) -> None:
-    """--harness with an image without that harness's layer (or no image at all): one error
+    """A missing image, or --harness with an image without that harness's layer: one error
     naming the image and the build command that makes one, before any container or run dir."""
     models = tmp_path / "models.yaml"
     models.write_text(
@@ -132,22 +132,30 @@ def test_a_harness_runs_only_from_an_image_that_holds_it(
     target = CASES / "quick-null" if command == "run" else CASES
     harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
     missing = f"{sandbox_image}-nothing-browser-use"
-    for image, why in (
+    for image, why, agent in (
+        (
+            f"{sandbox_image}-nothing",
+            f"image {sandbox_image}-nothing is missing: build it with `clawbench-sandbox build "
+            f"--tag {sandbox_image}-nothing`",
+            [],  # no harness: the image itself
+        ),
         (
             sandbox_image,
             f"image {sandbox_image} does not hold the browser-use harness (no "
             "io.clawbench.harness label): build the harness's image with `clawbench-sandbox "
             f"build --tag {sandbox_image} --harness browser-use` and run with --image "
             f"{sandbox_image}-browser-use",
+            harness,
         ),
         (
             missing,
             f"image {missing} is missing: build it with `clawbench-sandbox build --tag "
             f"{sandbox_image}-nothing --harness browser-use`",
+            harness,
         ),
     ):
         out = tmp_path / "out"
-        code = sandbox_main([command, str(target), *harness, *_args(internet, image, out)])
+        code = sandbox_main([command, str(target), *agent, *_args(internet, image, out)])
         assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
         assert not list(out.rglob("*"))  # no run directory: nothing started
 
@@ -492,10 +500,17 @@ def test_infra_failures_are_not_model_failures(
         extra = ["--mitm-set", "stream_large_bodies=1m"]  # the addon refuses to run with it
     elif failure == "proxy_timeout":
         extra = ["--proxy-timeout", "0.01"]  # mitmdump needs far longer to listen
-    image = "clawbench-sandbox:no-such-image" if failure == "image_missing" else sandbox_image
     out = tmp_path / "out"
-    code = sandbox_main(["run", str(case), *_args(internet, image, out), *extra])
-    assert code == 2
+    if failure == "image_missing":  # the CLI refuses it before any run (the test below); a
+        # library caller's run records it
+        missing = "clawbench-sandbox:no-such-image"
+        outcome = run_task(
+            docker_client, closed_request(internet, missing, out, "quick-null", AgentChoice("null"))
+        )
+        assert outcome.exit_code == 2
+    else:
+        code = sandbox_main(["run", str(case), *_args(internet, sandbox_image, out), *extra])
+        assert code == 2
     (run,) = (out / "none").iterdir()
     meta = read_run_meta(run / "run-meta.json")
     assert meta.result_category == "infra_failure" and meta.intercepted is False
