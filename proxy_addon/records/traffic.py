@@ -34,8 +34,7 @@ from proxy_addon.records.har import (
 from proxy_addon.records.harentry import BLOCKED_NOTE, entry_of, number, scalar
 from proxy_addon.records.interception import InterceptionView, RecordError, read_interception
 from proxy_addon.records.provenance import provenance
-
-REQUESTS_FILE = "requests.jsonl"
+from proxy_addon.records.requestlog import REQUESTS_FILE
 
 HAR_CAP_BYTES = 64 << 20
 """traffic.har's size bound: requests past it are counted in `entries_left_out`, not written."""
@@ -216,4 +215,4 @@ def write_traffic_har(run_dir: Path) -> Path:
     return path
 
 
-__all__ = ["HAR_CAP_BYTES", "REQUESTS_FILE", "build_har", "read_lines", "write_traffic_har"]
+__all__ = ["HAR_CAP_BYTES", "build_har", "read_lines", "write_traffic_har"]

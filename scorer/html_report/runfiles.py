@@ -11,8 +11,9 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.records.requestlog import REQUESTS_FILE
 from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.records.traffic import REQUESTS_FILE, build_har
+from proxy_addon.records.traffic import build_har
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run

@@ -31,6 +31,12 @@ import pytest
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.interception import Interception, NotIntercepted
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    ModelCallLine,
+    RequestLogEntry,
+    read_request_log,
+)
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
@@ -150,15 +156,13 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         assert verdict_file["match"] is (variant == "correct"), (run.name, verdict_file)
         assert meta.final_pass is (variant == "correct")
         by_verdict[meta.result_category] += 1
-        log = [
-            json.loads(line) for line in (run / "data" / "requests.jsonl").read_text().splitlines()
-        ]
+        log = read_request_log(run / "data" / REQUESTS_FILE)
         # the demo site's requests: not browser-use's model calls, not Chromium's own traffic
-        site = [e for e in log if not e.get("model_call") and ".clawbench.test" in e["url"]]
-        assert sum(e["blocked"] for e in site) == 1 and site[0]["method"] == "GET"
+        site = [e for e in log if isinstance(e, RequestLogEntry) and ".clawbench.test" in e.url]
+        assert sum(e.blocked for e in site) == 1 and site[0].method == "GET"
         if run.name.startswith("browser-use-"):  # a real agent: its model calls were counted
             usage = json.loads((run / "run-meta.json").read_text())["agent_usage"]
-            assert usage["calls"] == sum(1 for e in log if e.get("model_call")) >= 2
+            assert usage["calls"] == sum(isinstance(e, ModelCallLine) for e in log) >= 2
     assert by_verdict == {"passed": variants["correct"], "judge_mismatch": variants["wrong"]}
 
     # the résumé Chromium attached is recorded as a file part: name, type, size and digest

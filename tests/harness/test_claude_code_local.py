@@ -30,7 +30,8 @@ from typing import Any
 import pytest
 
 from proxy_addon.addon.launcher import start_proxy
-from proxy_addon.records.interception import Interception, RequestLogEntry
+from proxy_addon.records.interception import Interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
 from proxy_addon.tasks.model import load_task
 from sandbox.container.trust import client_env
 from sandbox.demo.site import DemoSite, Received
@@ -104,9 +105,8 @@ class Outcome:
     def interception(self) -> Interception:
         return Interception.model_validate_json((self.data / "interception.json").read_bytes())
 
-    def log(self) -> list[RequestLogEntry]:
-        lines = (self.data / "requests.jsonl").read_text().splitlines()
-        return [RequestLogEntry.model_validate_json(line) for line in lines]
+    def log(self) -> list[LogLine]:
+        return read_request_log(self.data / REQUESTS_FILE)
 
     def commits_received(self) -> list[Received]:
         return [r for r in self.received if r.method == "POST" and COMMIT_PATH in r.target]
