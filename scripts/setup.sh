@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Create .venv with a Python >= 3.12 and install this project with its dev extras.
 # Idempotent: re-running only reinstalls when pyproject.toml changed.
+# PYTHON=/path/to/python picks the interpreter; VENV=DIR puts the venv elsewhere than .venv
+# (CI keeps a second one on the lowest supported Python: VENV=.venv-py312 PYTHON=python3.12).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+venv=${VENV:-.venv}
 
 ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; }
 
 find_python() {
   local c
-  for c in "${PYTHON:-}" python3.14 python3.13 python3.12 python3; do
+  if [ -n "${PYTHON:-}" ]; then  # asked for: that one or none
+    c=$(command -v "$PYTHON") && ok "$c" && { echo "$c"; return 0; }
+    echo "setup: PYTHON=$PYTHON is not a Python >= 3.12 on PATH" >&2; return 1
+  fi
+  for c in python3.14 python3.13 python3.12 python3; do
     if [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && ok "$(command -v "$c")"; then
       command -v "$c"; return 0
     fi
@@ -24,24 +31,24 @@ find_python() {
   return 1
 }
 
-if [ ! -x .venv/bin/python ] || ! ok .venv/bin/python; then
+if [ ! -x "$venv/bin/python" ] || ! ok "$venv/bin/python"; then
   py=$(find_python) || {
     echo "setup: no Python >= 3.12 found (mitmproxy 12 and the openai client need it)." >&2
     echo "setup: install one (e.g. 'pyenv install 3.12' or 'uv python install 3.12')," >&2
     echo "setup: or point PYTHON=/path/to/python3.12 at it, then run scripts/setup.sh again." >&2
     exit 1
   }
-  echo "setup: creating .venv with $py ($("$py" -V 2>&1))"
-  rm -rf .venv
-  "$py" -m venv .venv
+  echo "setup: creating $venv with $py ($("$py" -V 2>&1))"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
 fi
 
-stamp=.venv/.clawbench-installed
+stamp="$venv/.clawbench-installed"
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing clawbench-intercept and its dev tools into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  echo "setup: installing clawbench-intercept and its dev tools into $venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$venv/bin/python" -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
 
@@ -52,7 +59,7 @@ if [ "${1:-}" = "--with-browser-use" ]; then
   if [ "$(cat .venv-browser-use/.clawbench-installed 2>/dev/null)" != "$want_bu" ]; then
     echo "setup: installing the browser-use harness into .venv-browser-use"
     rm -rf .venv-browser-use
-    "$(.venv/bin/python -c 'import sys; print(sys._base_executable)')" -m venv .venv-browser-use
+    "$("$venv/bin/python" -c 'import sys; print(sys._base_executable)')" -m venv .venv-browser-use
     .venv-browser-use/bin/python -m pip install -q --disable-pip-version-check \
       -r sandbox/harnesses/browser_use/requirements.txt \
       -c sandbox/harnesses/browser_use/constraints.txt
@@ -62,4 +69,4 @@ fi
 
 # An editable install leaves our own modules uncompiled, and with PYTHONDONTWRITEBYTECODE set
 # (as on this machine) every process would compile them again (~0.1 s of each clawbench-score).
-.venv/bin/python -m compileall -q proxy_addon scorer sandbox >/dev/null
+"$venv/bin/python" -m compileall -q proxy_addon scorer sandbox >/dev/null
