@@ -24,7 +24,13 @@ send its headers in one synchronous pass, so it is busy again before any other r
 Nothing changes for an HTTP/1.1 client or an HTTP/2 upstream. Installed by the sandbox's proxy
 process only (proxy_addon/addon/master.py), on the mitmproxy versions in TESTED
 (tests/proxy/test_h1reuse.py proves it there); any other version runs unpatched, logging why.
-Proposed upstream as the same three changes inside HttpLayer and Http1Client.
+
+Upstream, the same three changes are a few lines inside mitmproxy itself: in Http1Client's
+mark_done drop the HTTP/2 clause from `connection_done`; in HttpLayer.get_connection let an
+HTTP/2 client reuse an HTTP/1 connection whose Http1Client has no stream, and park a request
+(served in register_connection and after each event) rather than open a sixth connection.
+Once a mitmproxy release does that, this module goes (TESTED stops matching, and
+tests/proxy/test_h1reuse.py keeps proving the behaviour).
 """
 
 from __future__ import annotations
