@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import re
 import ssl
 import subprocess
 import threading
@@ -44,6 +45,7 @@ class Origin:
     port: int = 0
     connections: int = 0
     close_each: bool = False
+    bodies: list[bytes] = field(default_factory=list)
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -51,6 +53,9 @@ class Origin:
         try:
             while head := await reader.readuntil(b"\r\n\r\n"):
                 i = int(head.split(b" ", 2)[1].rsplit(b"/", 1)[1])
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                sent = await reader.readexactly(int(length[1])) if length else b""
+                self.bodies.append(sent)
                 extra = b"connection: close\r\n" if self.close_each else b""
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n%s\r\n" % (len(body(i)), extra)
@@ -94,10 +99,13 @@ def origin(tmp_path: Path) -> Iterator[Origin]:
 
 
 def fetch_all(
-    curl: str, proxy_url: str, ca: Path, origin: Origin, out: Path, parallel: bool
+    curl: str, proxy_url: str, ca: Path, origin: Origin, out: Path, parallel: bool, post: bool
 ) -> list[str]:
-    """curl over HTTP/2 to the proxy, REQUESTS requests in one connection; each body checked."""
+    """curl over HTTP/2 to the proxy, REQUESTS requests in one connection; each body checked
+    (post: each request sends a body too)."""
     args = [curl, "-s", "--http2", "-x", proxy_url, "--cacert", str(ca)]
+    if post:
+        args += ["--data-binary", "qty=2&item=mug" * 500]
     args += ["-w", "%{http_version} %{http_code}\\n"]
     if parallel:
         args += ["--parallel", "--parallel-max", str(REQUESTS)]
@@ -111,7 +119,13 @@ def fetch_all(
 
 
 def run(
-    tmp_path: Path, mitm_confdir: Path, curl: str, origin: Origin, parallel: bool, *extra: str
+    tmp_path: Path,
+    mitm_confdir: Path,
+    curl: str,
+    origin: Origin,
+    parallel: bool,
+    *extra: str,
+    post: bool = False,
 ) -> list[str]:
     task = write_task(tmp_path / "task", r"shop\.clawbench\.test/api/checkout")
     options = {
@@ -124,7 +138,7 @@ def run(
         task, tmp_path / "data", confdir=mitm_confdir, options=options, extra_args=list(extra)
     ) as proxy:
         ca = proxy.ca_cert
-        seen = fetch_all(curl, proxy.url, ca, origin, out, parallel)
+        seen = fetch_all(curl, proxy.url, ca, origin, out, parallel, post)
     lines = (tmp_path / "data" / "requests.jsonl").read_text().splitlines()
     assert len(lines) == REQUESTS and all(json.loads(line)["url"] for line in lines)
     return seen
@@ -145,11 +159,13 @@ def test_without_the_patch_each_request_has_its_own_connection(
     assert origin.connections == REQUESTS
 
 
+@pytest.mark.parametrize("post", [False, True])
 def test_http2_requests_at_once_use_at_most_five_connections(
-    tmp_path: Path, mitm_confdir: Path, curl: str, origin: Origin
+    tmp_path: Path, mitm_confdir: Path, curl: str, origin: Origin, post: bool
 ) -> None:
-    run(tmp_path, mitm_confdir, curl, origin, True)
+    run(tmp_path, mitm_confdir, curl, origin, True, post=post)
     assert 1 <= origin.connections <= PER_ORIGIN
+    assert origin.bodies == [b"qty=2&item=mug" * 500 if post else b""] * REQUESTS
 
 
 @pytest.mark.parametrize("parallel", [False, True])
