@@ -131,9 +131,7 @@ def _route(http: HttpLayer, event: GetHttpConnection, reuse: bool) -> Commands |
     return None
 
 
-def get_connection(
-    self: HttpLayer, event: GetHttpConnection, *, reuse: bool = True
-) -> Commands:
+def get_connection(self: HttpLayer, event: GetHttpConnection, *, reuse: bool = True) -> Commands:
     """HttpLayer.get_connection, an HTTP/2 client's request reusing idle HTTP/1 upstreams
     (also when mitmproxy asks for a new one: reuse=False after a connection was established
     for several waiting requests)."""

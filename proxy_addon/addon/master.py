@@ -56,7 +56,11 @@ logger = logging.getLogger("clawbench")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="clawbench-proxy", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="clawbench-proxy",
+        description=__doc__.split("\n")[0],
+        epilog="exit codes: 0 stopped, 1 a startup problem (logged), 2 bad usage or option",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="log errors only")
     parser.add_argument("--mode", action="append", default=[], help="a listener (as mitmdump)")
     parser.add_argument(
