@@ -13,6 +13,7 @@ from urllib.parse import quote
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.tasks.model import TaskError, read_task_json
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
 from scorer.judge.cache import read_record
@@ -206,8 +207,8 @@ def _instruction(view: RunView, task: Any) -> str | None:
     if view.meta is not None and view.meta.instruction:
         return view.meta.instruction
     try:  # a task.json copy the strict model refused may still carry its instruction
-        data = json.loads((view.dir / "task.json").read_bytes())
-    except (OSError, ValueError):
+        data = read_task_json(view.dir / "task.json")
+    except TaskError:
         return None
     return str(data["instruction"]) if isinstance(data, dict) and "instruction" in data else None
 
