@@ -27,7 +27,9 @@ import pytest
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.har import HAR_FILE, read_har
 from proxy_addon.records.interception import read_interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
@@ -70,8 +72,10 @@ def _quick_cmd(
     return run_task(client, closed_request(internet, image, out, "quick-null", agent, **over))
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _requests(data: Path) -> list[RequestLogEntry]:
+    """The agent's requests in data/requests.jsonl, through its reader."""
+    lines = read_request_log(data / REQUESTS_FILE)
+    return [line for line in lines if isinstance(line, RequestLogEntry)]
 
 
 def _site_matches(internet: Any, case: str) -> list[dict[str, Any]]:
@@ -191,11 +195,15 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert view.request["body"] == {"item": "lamp", "qty": 1}
     paths = [e.get("path") for e in internet.log()[before:]]
     assert paths == ["/", "/api/cart"]
-    logged = _jsonl(run / "data" / "requests.jsonl")
+    logged = _requests(run / "data")
     # The next checkout may leave before the agent is stopped: it is blocked too (and counted).
-    assert [e["matched"] for e in logged[:3]] == [False, False, True]
-    assert all(e["blocked"] for e in logged[2:]) and len(logged) <= 4
+    assert [e.matched for e in logged[:3]] == [False, False, True]
+    assert all(e.blocked for e in logged[2:]) and len(logged) <= 4
     assert view.blocked_count == len(logged) - 2
+    # data/traffic.har, written at record time: the same requests, the commit credited
+    entries = read_har(run / "data" / HAR_FILE).log.entries
+    assert [e.request.url for e in entries] == [e["url"] for e in logged]
+    assert [e.clawbench.credited for e in entries[:3]] == [False, False, True]
 
     task_file = demo / DEMO_CASE / "task.json"
     task = load_task(task_file)
@@ -254,7 +262,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
     # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.
     body_run = runs["scripted-shop-checkout"]
-    assert [e["matched"] for e in _jsonl(body_run / "data" / "requests.jsonl")] == [
+    assert [e.matched for e in _requests(body_run / "data")] == [
         False,
         False,
         False,
@@ -291,8 +299,8 @@ def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
     data = outcome.run_dir / "data"
     assert outcome.ending.category == "intercepted" and outcome.exit_code == 0
     assert (data / "agent.log").read_text().splitlines()[:3] == ["200", "200", "200"]
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.url, e.mode) for e in logged] == [
         ("http://shop.clawbench.test/hello", "transparent"),
         ("https://shop.clawbench.test/hello-tls", "transparent"),
         ("http://shop.clawbench.test/hello-v6", "transparent"),
@@ -424,8 +432,8 @@ def test_submit_page_answer_is_intercepted_and_judged(
     assert code == 0
     (run,) = (tmp_path / "none").iterdir()
     data = run / "data"
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["method"], e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.method, e.url, e.mode) for e in logged] == [
         ("GET", "http://127.0.0.1:7878/submit", "regular"),
         ("POST", "http://127.0.0.1:7878/api/task-submit", "transparent"),
     ]
