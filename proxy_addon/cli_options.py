@@ -25,26 +25,26 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= minimum."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            bound = "at least 1" if minimum == 1 else f"{minimum} or more"
+            raise argparse.ArgumentTypeError(f"must be {bound}, not {value}")
+        return value
+
+    return parse
 
 
-def count(text: str) -> int:
-    """An argparse type: a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
+positive_int = whole_number(1)
+"""A whole number >= 1 (a concurrency, a step cap)."""
+count = whole_number(0)
+"""A whole number >= 0 (a limit that may be zero)."""
 
 
 def seconds(*, zero_ok: bool) -> Callable[[str], float]:
@@ -65,4 +65,4 @@ def seconds(*, zero_ok: bool) -> Callable[[str], float]:
     return parse
 
 
-__all__ = ["OneLineParser", "UsageError", "count", "positive_int", "seconds"]
+__all__ = ["OneLineParser", "UsageError", "count", "positive_int", "seconds", "whole_number"]
