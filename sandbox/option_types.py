@@ -8,45 +8,9 @@ import math
 import os
 from collections.abc import Callable
 
+from proxy_addon.cli_options import positive_int, seconds
 from sandbox.host.image import DEFAULT_IMAGE
 from sandbox.host.limits import parse_size
-
-
-def seconds(*, zero_ok: bool) -> Callable[[str], float]:
-    """An argparse type: a finite number of seconds, > 0 (or >= 0 with zero_ok)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-            bound = ">= 0" if zero_ok else "> 0"
-            raise argparse.ArgumentTypeError(
-                f"must be a finite number of seconds {bound}, not {text}"
-            )
-        return value
-
-    return parse
-
-
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An option type: a whole number, minimum or more."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
-positive_int = at_least(1)
-non_negative_int = at_least(0)
 
 
 def default_image() -> str:
@@ -86,13 +50,4 @@ def cpus(text: str) -> float:
     return value
 
 
-__all__ = [
-    "at_least",
-    "command",
-    "cpus",
-    "default_image",
-    "non_negative_int",
-    "positive_int",
-    "seconds",
-    "size",
-]
+__all__ = ["command", "cpus", "default_image", "positive_int", "seconds", "size"]

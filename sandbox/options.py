@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from proxy_addon.cli_options import OneLineParser, count
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
 from sandbox.host.limits import Limits
@@ -17,7 +18,6 @@ from sandbox.option_types import (
     command,
     cpus,
     default_image,
-    non_negative_int,
     positive_int,
     seconds,
     size,
@@ -44,17 +44,6 @@ BATCH_EXIT_CODES = """exit codes:
        is missing, or the batch stopped after --stop-after consecutive model_api_failures;
        one line says which and the command that completes it (--resume BATCH_DIR)
   130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
-
-
-class UsageError(ValueError):
-    """A bad command line; one line on stderr, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad command line as a UsageError (one line, exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
@@ -207,7 +196,7 @@ FMT = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as writ
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="clawbench-sandbox",
         description="Build the agent image, run one task in it, or run a corpus as a batch.",
         epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",
@@ -306,7 +295,7 @@ def _batch_parser(sub: Any) -> None:
     )
     t.add_argument(
         "--stop-after",
-        type=non_negative_int,
+        type=count,
         default=3,
         metavar="N",
         help="start no new run once N runs in a row ended model_api_failure (the key, quota or "
