@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from proxy_addon.cli_options import UsageError
 from sandbox.harnesses import get_harness
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, model_entry, resolve_agent_model
 from sandbox.judging import check_judge
-from sandbox.options import UsageError
 from scorer.models_yaml import JudgeConfig
 from scorer.preflight import (
     Endpoint,
