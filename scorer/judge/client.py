@@ -53,13 +53,31 @@ def _thinking(cfg: JudgeConfig) -> str | None:
     return None if not level or level in OFF else level
 
 
-def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> dict[str, Any]:
-    """The JSON body of one call for this judge, its provider's parameters merged in."""
+def token_cap(cfg: JudgeConfig) -> str:
+    """The body's key that caps this judge's reply."""
+    if cfg.endpoint == "responses":
+        return "max_output_tokens"
+    return get_provider(cfg.provider).token_cap
+
+
+def call_params(
+    cfg: JudgeConfig,
+    system: str | None,
+    user: str,
+    json_mode: bool,
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The JSON body of one call for this judge, its provider's parameters merged in (system
+    None: no system message; max_tokens: another cap than the entry's, as the pre-flight's)."""
     provider = get_provider(cfg.provider)
     level = _thinking(cfg)
-    max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
+    if max_tokens is None:
+        max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
     if cfg.endpoint == "responses":
-        kw: dict[str, Any] = {"model": cfg.name, "instructions": system, "input": user}
+        kw: dict[str, Any] = {"model": cfg.name, "input": user}
+        if system is not None:
+            kw["instructions"] = system
         kw["max_output_tokens"] = max_tokens
         if level and provider.responses_reasoning:
             kw["reasoning"] = {"effort": level}
@@ -68,11 +86,12 @@ def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> di
         if json_mode:
             kw["text"] = {"format": {"type": "json_object"}}
         return kw
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    messages = [] if system is None else [{"role": "system", "content": system}]
+    messages.append({"role": "user", "content": user})
     call = ChatCall({"model": cfg.name, "messages": messages}, max_tokens, cfg.temperature)
     provider.chat_thinking(call, level)
     kw = call.body
-    kw[provider.token_cap] = call.max_tokens
+    kw[token_cap(cfg)] = call.max_tokens
     if call.temperature is not None:
         kw["temperature"] = call.temperature
     if json_mode:
@@ -212,4 +231,12 @@ class JudgeClient:
             await client.close()
 
 
-__all__ = ["OFF", "Completion", "JudgeCallError", "JudgeClient", "call_params", "retry_after"]
+__all__ = [
+    "OFF",
+    "Completion",
+    "JudgeCallError",
+    "JudgeClient",
+    "call_params",
+    "retry_after",
+    "token_cap",
+]
