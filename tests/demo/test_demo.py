@@ -57,10 +57,10 @@ from sandbox.demo.scenarios import (
 from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import HOSTS, Received
 from sandbox.demo.world import DemoWorld
-from sandbox.scripted_models.judge import JudgeServer
 from tests.conftest import TEST_CASES, require
 from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
+from tests.support.fake_api import FakeModelAPI
 from tests.support.interrupt import interruptible
 
 CORPUS = TEST_CASES / "clawbench-demo"
@@ -68,7 +68,7 @@ DEMO = Path(sys.executable).with_name("clawbench-demo")
 
 
 @pytest.fixture
-def judge() -> Iterator[JudgeServer]:
+def judge() -> Iterator[FakeModelAPI]:
     server = start_demo_judge()
     yield server
     server.close()
@@ -118,7 +118,7 @@ def _run_demo(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[s
 
 
 def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     require(find_chromium() is not None, "headless Chromium")
     require(shutil.which("curl") is not None, "curl")
