@@ -6,6 +6,7 @@
                                    [--out DIR] [--env K=V ...] [--judge-model NAME]
     clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
                                    [--resume BATCH_DIR] [--include-placeholders]
+                                   [--backend local|ray] [--ray-address HEAD:PORT]
 
 Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure, 130 interrupted.
 """
@@ -24,7 +25,7 @@ from sandbox.host.executor import run_task
 from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import UsageError, parser
-from sandbox.run_request import request_from
+from sandbox.run_request import check_ray_options, request_from
 
 if TYPE_CHECKING:
     from scorer.models_yaml import JudgeConfig
@@ -115,17 +116,27 @@ def _batch(args: argparse.Namespace) -> int:
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
     template = request_from(args, args.corpus, args.out)
+    if args.backend == "ray":
+        check_ray_options(args)
+    elif args.ray_address is not None:
+        raise UsageError("--ray-address goes with --backend ray")
     judge = _check_judge(args)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
-        concurrency=args.concurrency,
+        concurrency=args.concurrency if args.backend == "ray" else args.concurrency or 2,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
         judge=judge,
         models_yaml=args.models_yaml,
     )
-    return run_batch(engine.connect(), template, options, json_output=args.json)
+    client = engine.connect()
+    if args.backend == "ray":
+        from sandbox.cluster.batch import RayOptions, run_ray_batch
+
+        ray_options = RayOptions(args.ray_address)
+        return run_ray_batch(client, template, options, ray_options, json_output=args.json)
+    return run_batch(client, template, options, json_output=args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
 from sandbox.option_types import default_image
 from sandbox.options import UsageError
+from sandbox.runs.record import redact_command
 
 
 def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
@@ -110,3 +111,26 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """--backend ray: Ray installed, and no secret on the command line (Ray records the driver's
+    command line as its job's entrypoint and shows it in its dashboard)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--backend ray needs Ray: pip install 'clawbench-intercept[ray]' (on every node too)"
+        ) from None
+    for item in args.env:
+        key, sep, _ = item.partition("=")
+        if sep:
+            raise UsageError(
+                f"--env {key}=...: with --backend ray a value on the command line reaches Ray's "
+                f"records; export {key} and pass --env {key}"
+            )
+    if args.agent_cmd is not None and redact_command(args.agent_cmd) != args.agent_cmd:
+        raise UsageError(
+            "--agent-cmd holds a secret-looking value, which Ray would record with the command "
+            "line; pass it with --env NAME from the environment"
+        )
