@@ -181,7 +181,10 @@ class ClawbenchInterceptor:
     def _request(self, flow: http.HTTPFlow, place: Placement) -> None:
         assert self.matcher is not None
         found = evaluate(self.matcher, flow.request, place.urls, self.settings.max_body)
-        if place.refused:
+        # A commit to a name that does not resolve is blocked and credited: it could go nowhere,
+        # and a block needs no connection. Any other refusal stands.
+        unresolved_commit = place.unresolved and found.result.match
+        if place.refused and not unresolved_commit:
             flow.kill()
             logger.warning("clawbench: refused %s: %s", found.seen.url[:200], place.refused)
             self._log(flow, found, place.refused)
@@ -190,7 +193,7 @@ class ClawbenchInterceptor:
             route(flow.request, place.route)
         if found.result.match:
             self._block(flow)
-            self._record(flow, found)
+            self._record(flow, found, host_unresolved=unresolved_commit)
         self._log(flow, found)
 
     def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -267,11 +270,13 @@ class ClawbenchInterceptor:
         origin = flow.request.headers.get("origin")
         flow.response = block_response(self.settings.block_status, self.settings.block_body, origin)
 
-    def _record(self, flow: http.HTTPFlow, found: Evaluation) -> None:
+    def _record(
+        self, flow: http.HTTPFlow, found: Evaluation, host_unresolved: bool = False
+    ) -> None:
         assert self.files is not None
         flow.metadata[_DONE] = True
         try:
-            self.files.record(found.seen, found.body, found.result)
+            self.files.record(found.seen, found.body, found.result, host_unresolved)
         except RecordFailed as e:
             # Blocked but not recorded: were the agent to run on, the run would be scored as if
             # it never committed. Stopping the proxy ends it proxy_failed (an infra failure).

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from proxy_addon.records.layout import find_task_dirs
+from sandbox.corpus_check import CorpusCheck, check_corpus
 from sandbox.harnesses import get_harness, harness_image
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import run_task
@@ -74,7 +76,9 @@ def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
 def _run(args: argparse.Namespace) -> int:
     req = request_from(args, args.task_dir, args.out)
     judge = _check_judge(args)
-    outcome = run_task(engine.connect(), req)
+    client = engine.connect()
+    req.check_image(client)  # before any run directory or container
+    outcome = run_task(client, req)
     judge_match = None
     scored = 0
     if judge is not None and outcome.intercepted:
@@ -109,17 +113,34 @@ def _run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def _batch(args: argparse.Namespace) -> int:
-    from proxy_addon.records.layout import find_task_dirs
-    from sandbox.host.batch import BatchOptions, run_batch
-
+def _checked_corpus(args: argparse.Namespace) -> CorpusCheck | None:
+    """The corpus read before anything starts; None (said on stderr) when invalid tasks stop
+    the batch."""
     if not args.corpus.is_dir() or not find_task_dirs(args.corpus):
         raise UsageError(f"{args.corpus}: no */task.json in it (give a corpus directory)")
+    check = check_corpus(args.corpus)
+    for line in check.warnings:
+        print(f"clawbench-sandbox: warning: {line}", file=sys.stderr)
+    for line in check.invalid.values():
+        skipping = "skipped (--skip-invalid): " if args.skip_invalid else ""
+        print(f"clawbench-sandbox: {skipping}{line}", file=sys.stderr)
+    if check.invalid and not args.skip_invalid:
+        print(f"clawbench-sandbox: {check.refusal()}", file=sys.stderr)
+        return None
+    return check
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from sandbox.host.batch import BatchOptions, run_batch
+
     template = request_from(args, args.corpus, args.out)
     if args.backend == "ray":
         check_ray_options(args)
     elif args.ray_address is not None:
         raise UsageError("--ray-address goes with --backend ray")
+    check = _checked_corpus(args)
+    if check is None:
+        return 2
     judge = _check_judge(args)
     options = BatchOptions(
         corpus=args.corpus,
@@ -127,6 +148,7 @@ def _batch(args: argparse.Namespace) -> int:
         concurrency=args.concurrency if args.backend == "ray" else args.concurrency or 2,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
+        invalid=frozenset(check.invalid),
         judge=judge,
         models_yaml=args.models_yaml,
     )

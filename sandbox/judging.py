@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sandbox.host.docker_api import EngineError
 from scorer.display import print_result
-from scorer.models_yaml import ConfigError, JudgeConfig, read_prices
+from scorer.models_yaml import ConfigError, JudgeConfig, JudgeKeyMissing, read_prices
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, resolve_judge, score
 
 
@@ -26,13 +26,22 @@ class JudgeUnavailable(EngineError):
     """The judge cannot be used: its configuration does not resolve."""
 
 
-def check_judge(judge_model: str, models_yaml: Path | None = None) -> JudgeConfig:
+WITHOUT_JUDGE = ", or leave out --judge-model and score the runs later with clawbench-score"
+"""clawbench-sandbox's way on without the built-in judge's key (it has no --no-judge)."""
+
+
+def check_judge(
+    judge_model: str, models_yaml: Path | None = None, without: str = WITHOUT_JUDGE
+) -> JudgeConfig:
     """The judge resolved as the scorer resolves it, and the prices it will read from
-    models_yaml checked; JudgeUnavailable (entry, key) if either is wrong."""
+    models_yaml checked; JudgeUnavailable (entry, key) if either is wrong. `without` ends the
+    message of a missing built-in key: the calling command's way to go on without a judge."""
     try:
         if models_yaml is not None:
             read_prices(models_yaml)
         return resolve_judge(judge_model, models_yaml)
+    except JudgeKeyMissing as e:
+        raise JudgeUnavailable(f"--judge-model: {e}{without}") from e
     except ConfigError as e:
         raise JudgeUnavailable(f"--judge-model: {e}") from e
 
@@ -74,6 +83,7 @@ def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | 
 
 
 __all__ = [
+    "WITHOUT_JUDGE",
     "JudgeUnavailable",
     "check_judge",
     "score_run",

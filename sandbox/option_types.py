@@ -50,11 +50,21 @@ def command(text: str) -> str:
     return text
 
 
-def size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+def size(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type: a size with a unit (512m, 2g), at least minimum bytes."""
+
+    def parse(text: str) -> int:
+        try:
+            value = parse_size(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{text} is below the least it can be, {minimum >> 20}m (write e.g. 512m or 2g)"
+            )
+        return value
+
+    return parse
 
 
 def cpus(text: str) -> float:

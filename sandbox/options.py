@@ -15,6 +15,9 @@ from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
 from sandbox.host.limits import Limits
 from sandbox.option_types import command, cpus, default_image, positive_int, seconds, size
 
+DOCKER_MIN_MEMORY = 6 << 20
+"""The least memory limit Docker accepts."""
+
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
   1    not intercepted (the agent's failure)
@@ -24,7 +27,8 @@ RUN_EXIT_CODES = """exit codes:
   130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
 BATCH_EXIT_CODES = """exit codes:
   0    every run finished without an infra failure (intercepted or not)
-  2    setup error, at least one run ended as an infra failure, or --judge-model: the judge
+  2    setup error (a task.json of the corpus that does not load, without --skip-invalid),
+       at least one run ended as an infra failure, or --judge-model: the judge
        does not resolve (checked before any container starts) or scoring the batch failed
   130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
 
@@ -68,9 +72,9 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--model",
-        default="none",
-        help="with --harness: the models.yaml entry the agent calls (--models-yaml); else the "
-        "model name for the run directory (default: %(default)s)",
+        metavar="NAME",
+        help="with --harness: the models.yaml entry the agent calls (--models-yaml, required); "
+        "else the model name for the run directory (default: none)",
     )
     p.add_argument(
         "--harness",
@@ -91,7 +95,7 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
     d = Limits()
     p.add_argument(
         "--memory",
-        type=size,
+        type=size(DOCKER_MIN_MEMORY),
         default=d.memory,
         metavar="SIZE",
         help="memory for the whole container, no swap (default: 4g)",
@@ -112,7 +116,7 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--disk",
-        type=size,
+        type=size(),
         default=d.disk,
         metavar="SIZE",
         help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
@@ -280,6 +284,13 @@ def _batch_parser(sub: Any) -> None:
         type=Path,
         metavar="BATCH_DIR",
         help="continue a batch: finished runs are kept, infra failures and the rest run",
+    )
+    t.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="run the corpus's valid tasks when some task.json do not load (by default the "
+        "batch stops before it starts, one line per bad task); the skipped ones are listed in "
+        "batch-summary.json",
     )
     t.add_argument(
         "--include-placeholders",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
-from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
+from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
 from sandbox.host.executor import RunRequest
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
@@ -70,6 +70,18 @@ def _agent(args: argparse.Namespace) -> AgentChoice:
     return AgentChoice("null")
 
 
+def with_model(
+    model: AgentModel, max_steps: int, env: dict[str, str], mitm: dict[str, str | list[str]]
+) -> tuple[dict[str, str], dict[str, str | list[str]]]:
+    """A harness run's environment and proxy options: the model's variables and the step cap
+    (the user's --env wins), and the model's host among the proxy's model hosts: its calls pass
+    the proxy like everything else, counted, never matched."""
+    hosts = mitm.get("clawbench_model_hosts", [])
+    listed = [hosts] if isinstance(hosts, str) else hosts
+    env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(max_steps), **env}
+    return env, {**mitm, "clawbench_model_hosts": [*listed, model.host]}
+
+
 def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
     """A RunRequest from the shared run/batch options."""
     if not task_dir.exists():
@@ -84,24 +96,23 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         mitm["clawbench_allow_private"] = list(args.allow_private)
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
+        if args.model is None:
+            raise UsageError(
+                f"--harness {harness.name} needs --model NAME: the models.yaml entry it calls "
+                "(with --models-yaml FILE)"
+            )
         try:
             model = resolve_agent_model(harness, args.model, args.models_yaml)
         except ModelUnavailable as e:
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
-        env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(args.max_steps), **env}
-        # the model's calls pass the proxy like everything else: counted, never matched
-        hosts = mitm.get("clawbench_model_hosts", [])
-        mitm["clawbench_model_hosts"] = [
-            *([hosts] if isinstance(hosts, str) else hosts),
-            model.host,
-        ]
+        env, mitm = with_model(model, args.max_steps, env, mitm)
     return RunRequest(
         task_dir=task_dir,
         agent=agent,
         out=out,
         image=image,
-        model=args.model,
+        model=args.model or "none",
         harness=args.harness,
         env=env,
         network=args.network,

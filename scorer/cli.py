@@ -24,12 +24,14 @@ from scorer.batch.judging import NoProgress, Progress
 from scorer.batch.scored_run import DECIDE_RULES
 from scorer.display import PlainProgress, ProgressReporter, print_result
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
-from scorer.models_yaml import DEFAULT_JUDGE
+from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 
 COMMANDS = {"compare": "scorer.cli_compare", "calibrate": "scorer.cli_calibrate"}
 """Subcommand → its module, imported when chosen (calibrate's data is no part of scoring)."""
 EXIT_USAGE = 2
+NO_JUDGE_HINT = ", or pass --no-judge for Stage 1 only"
+"""What the built-in judge's missing key adds here: this command can score without a judge."""
 EXIT_INTERRUPTED = 130
 
 
@@ -211,7 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SCORING_ERRORS as e:
         if args.debug:
             raise
-        print(f"clawbench-score: {e}", file=sys.stderr)
+        print(
+            f"clawbench-score: {e}{NO_JUDGE_HINT if isinstance(e, JudgeKeyMissing) else ''}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(

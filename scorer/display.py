@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
+from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
 
@@ -106,6 +107,11 @@ class PlainProgress:
         self.shown_at, self.shown_count = now, self.count
 
 
+def _number(value: int | None) -> str:
+    """A count; None is a count that does not exist (passed without a judge)."""
+    return NOT_JUDGED if value is None else str(value)
+
+
 def _pct(rate: float | None) -> str:
     return "-" if rate is None else f"{100 * rate:.1f}%"
 
@@ -141,11 +147,13 @@ def summary_table(summary: dict[str, Any], title: str) -> Table:
         columns.append(("all", summary))
     for header, _ in columns:
         table.add_column(header, justify="right", overflow="fold")
+    judged = summary.get("pass_rate_with_judge") is not None
     for label, key in _METRICS:
-        table.add_row(label, *(str(c.get(key, 0)) for _, c in columns))
+        table.add_row(label, *(_number(c.get(key, 0)) for _, c in columns))
     table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
     table.add_row("  95% CI", *(_ci(c.get("pass_rate_stage1_only_ci")) for _, c in columns))
-    table.add_row("pass rate", *(_pct(c["pass_rate_with_judge"]) for _, c in columns), style="bold")
+    rates = [_pct(c["pass_rate_with_judge"]) if judged else NOT_JUDGED for _, c in columns]
+    table.add_row("pass rate", *rates, style="bold")
     table.add_row("  95% CI", *(_ci(c.get("pass_rate_with_judge_ci")) for _, c in columns))
     for judge in summary.get("judges", []) if len(summary.get("judges", [])) > 1 else []:
         rates = [c.get("judge_pass_rates", {}).get(judge) for _, c in columns]
@@ -226,7 +234,8 @@ def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
         )
     else:
         console.print(
-            "Stage 1 only (--no-judge): the leaderboard row's passed counts interceptions",
+            "Stage 1 only, not judged: intercepted counts only, nothing is passed until a judge "
+            "gives its verdict (clawbench-score with --judge-model)",
             highlight=False,
         )
     if (usage := agent_usage_line(s.get("agent_usage"))) is not None:

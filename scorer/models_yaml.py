@@ -32,6 +32,11 @@ class ConfigError(ValueError):
     """A judge configuration problem; the message names the file, entry and key."""
 
 
+class JudgeKeyMissing(ConfigError):
+    """The built-in judge's key is not set. The message offers what every command accepts
+    (the key, another judge); a command that can score without a judge adds its own way."""
+
+
 class Price(BaseModel):
     """USD per million tokens. cached_input: for input tokens served from a prompt cache
     (default: the input price)."""
@@ -233,9 +238,9 @@ def default_judge(env: Mapping[str, str] | None = None) -> JudgeConfig:
     env = os.environ if env is None else env
     key = env.get("DEEPSEEK_API_KEY", "")
     if not key:
-        raise ConfigError(
-            f"judge {DEFAULT_JUDGE}: DEEPSEEK_API_KEY is not set (set it, name another judge "
-            "with --judge-model and --models-yaml, or pass --no-judge for Stage 1 only)"
+        raise JudgeKeyMissing(
+            f"judge {DEFAULT_JUDGE}: DEEPSEEK_API_KEY is not set; set it, or name another judge "
+            "with --judge-model and --models-yaml"
         )
     return JudgeConfig(
         name=DEFAULT_JUDGE,
@@ -277,6 +282,7 @@ __all__ = [
     "DEFAULT_JUDGE",
     "ConfigError",
     "JudgeConfig",
+    "JudgeKeyMissing",
     "ModelEntry",
     "Price",
     "default_judge",

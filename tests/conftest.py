@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.demo.local import find_chromium
+from sandbox.demo.chromium import find_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_CASES = ROOT / "test-cases"

@@ -5,7 +5,9 @@ others to the addresses DNS gives them, which must include the address the proxy
 on the port the names give. A request naming no host, or whose names disagree with its
 destination, is refused. So is a destination that is loopback, link-local, cloud metadata or
 private (proxy_addon.addon.private), unless clawbench_allow_private, a route or a model host
-names it.
+names it. A request whose names all agree with a destination that does not resolve is refused
+too, and marked `unresolved`: it can go nowhere, and if it is the commit the addon blocks and
+credits it all the same (a block needs no connection).
 """
 
 from __future__ import annotations
@@ -92,6 +94,14 @@ class Placement(NamedTuple):
     """The URLs it is matched under; the first is the one the log records."""
     refused: str | None = None
     route: Route | None = None
+    unresolved: bool = False
+    """Refused only because its destination's name has no address (every name agrees with it)."""
+
+
+class Unresolved(NamedTuple):
+    """The refusal of a request whose names agree with a destination that has no address."""
+
+    why: str
 
 
 def _via(route: Route | None) -> str:
@@ -173,7 +183,10 @@ class Destinations:
                 self._decided.clear()
             self._decided[key] = (now, (refused, route, origins))
         path = url_path(a.path)
-        return Placement(tuple(origin + path for origin in origins), refused, route)
+        urls = tuple(origin + path for origin in origins)
+        if isinstance(refused, Unresolved):
+            return Placement(urls, refused.why, route, unresolved=True)
+        return Placement(urls, refused, route)
 
     async def settle(self, a: Addressing) -> Placement:
         """place(), the hosts it needs looked up first."""
@@ -194,7 +207,9 @@ class Destinations:
             hosts.update(h for h in self.pattern_hosts if self.route_for(h) is None)
         return {h for h in hosts if self.resolver.known(h) is None}
 
-    def _decide(self, a: Addressing) -> tuple[str | None, Route | None, tuple[str, ...]]:
+    def _decide(
+        self, a: Addressing
+    ) -> tuple[str | Unresolved | None, Route | None, tuple[str, ...]]:
         """(why refused, the route, the pattern's hosts it is also matched under)."""
         routes = [(n, self.route_for(n.host)) for n in a.names]
         if any(r for _, r in routes):
@@ -206,14 +221,14 @@ class Destinations:
         port = a.destination[1]
         return None, None, tuple(h for h in self.pattern_hosts if self._leads(h, dest, port))
 
-    def _refusal(self, a: Addressing, dest: frozenset[str]) -> str | None:
+    def _refusal(self, a: Addressing, dest: frozenset[str]) -> str | Unresolved | None:
         dest_host, dest_port = a.destination
-        if not dest:
-            return f"its destination {dest_host} has no address"
         for name in a.names:
             why = self._disagrees(name, a.scheme, dest_host, dest_port, dest)
             if why:
                 return why
+        if not dest:  # every name agrees with it: a commit is still blocked and credited
+            return Unresolved(f"its destination {dest_host} has no address")
         for address in sorted(dest):
             why = self.allowed(address, dest_port)
             if why:

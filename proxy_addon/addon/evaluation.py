@@ -39,8 +39,7 @@ class Evaluation(NamedTuple):
 def _readings(parsed: ParsedBody | None) -> list[tuple[Any, str | None]]:
     if parsed is None:
         return [(None, None)]
-    other = [(value, f"multipart read with boundary={b}") for b, value in parsed.alternatives]
-    return [(parsed.value, None), *other]
+    return [(parsed.value, None), *((value, note) for note, value in parsed.alternatives)]
 
 
 def _overrides(fields: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:

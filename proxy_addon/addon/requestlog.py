@@ -271,7 +271,11 @@ def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> bytes
 
 
 def interception_record(
-    seen: SeenRequest, body: Any, result: MatchResult, schema: dict[str, Any]
+    seen: SeenRequest,
+    body: Any,
+    result: MatchResult,
+    schema: dict[str, Any],
+    host_unresolved: bool = False,
 ) -> Interception:
     """data/interception.json for the first blocked request (body: the value it matched with)."""
     return Interception(
@@ -287,6 +291,7 @@ def interception_record(
             body_size=seen.body_size,
             body_unverified=result.body_unverified,
             equivalence=result.equivalence,
+            host_unresolved=host_unresolved,
         ),
         schema=schema,
         intercepted_at=time.time(),

@@ -102,11 +102,15 @@ class RunFiles:
             raise OSError(f"clawbench: {self.data / 'requests.jsonl'} is closed")
         os.write(self._log_fd, line)
 
-    def record(self, seen: SeenRequest, body: Any, result: MatchResult) -> None:
+    def record(
+        self, seen: SeenRequest, body: Any, result: MatchResult, host_unresolved: bool = False
+    ) -> None:
         """A blocked request: the first is credited, later ones raise blocked_count; then stop.
         RecordFailed when interception.json or .stop-requested could not be written."""
         if self.interception is None:
-            self.interception = interception_record(seen, body, result, self.schema)
+            self.interception = interception_record(
+                seen, body, result, self.schema, host_unresolved
+            )
             logger.info("clawbench: blocked and recorded %s %s", seen.method, seen.url[:200])
         else:
             self.interception.blocked_count += 1

@@ -10,18 +10,14 @@ body that cannot be evaluated comes back with `error` set, and the matcher fails
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import re
-from email.message import Message
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs
 
 from proxy_addon.matching.encoding import MAX_DECODED, Unevaluable, decode_content
+from proxy_addon.matching.fieldvalues import RAW_TEXT_CAP, binary_text, unwrap
+from proxy_addon.matching.multipart import boundaries, multipart_readings, parse_multipart
 
-RAW_TEXT_CAP = 64 * 1024
-"""Raw (non-form, non-JSON) bodies are kept up to this many characters."""
 MAX_JSON_DEPTH = 256
 """JSON nested deeper than this is unevaluable: no real request is, and recursion has limits."""
 
@@ -34,7 +30,8 @@ class ParsedBody(NamedTuple):
     size: int  # bytes on the wire
     error: str | None = None
     alternatives: tuple[tuple[str, Any], ...] = ()
-    """(boundary, value): a multipart body read with its other boundary= parameters."""
+    """(equivalence, value): a multipart body's other readings, with its other boundary=
+    parameters or its part names read as other servers read them."""
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -49,85 +46,10 @@ def _too_deep(value: Any, limit: int) -> bool:
     return False
 
 
-def _unwrap(parsed: dict[str, list[Any]]) -> dict[str, Any]:
-    return {k: v[0] if len(v) == 1 else v for k, v in parsed.items()}
-
-
-def binary_text(data: bytes) -> str:
-    """Bytes as the log keeps them: base64, capped, with the full length when cut."""
-    head = base64.b64encode(data[: RAW_TEXT_CAP * 3 // 4]).decode("ascii")
-    more = f" ...[{len(data)} bytes in all]" if len(data) > RAW_TEXT_CAP * 3 // 4 else ""
-    return f"base64:{head}{more}"
-
-
 def _cap(text: str) -> str:
     if len(text) <= RAW_TEXT_CAP:
         return text
     return f"{text[:RAW_TEXT_CAP]}...[truncated, {len(text)} characters in all]"
-
-
-_BOUNDARY = re.compile(r';\s*boundary\s*=\s*(?:"([^"]*)"|([^;\s]+))', re.IGNORECASE)
-
-
-def boundaries(content_type: str) -> list[bytes]:
-    """Every boundary= parameter of a multipart Content-Type, in order (a server reads one of
-    them: the first or the last), as the header's exact bytes."""
-    # Parsed by hand: email.message turns the surrogate-escaped bytes mitmproxy hands over
-    # into U+FFFD, and the delimiter must be the header's exact bytes.
-    found = [
-        m.group(1) if m.group(1) is not None else m.group(2)
-        for m in _BOUNDARY.finditer(content_type)
-    ]
-    return [b.encode("utf-8", "surrogateescape") for b in dict.fromkeys(found) if b]
-
-
-def _header_text(head: bytes) -> str:
-    # Browsers write part names and file names in UTF-8; fall back to latin-1, which never fails.
-    try:
-        return head.decode("utf-8")
-    except UnicodeDecodeError:
-        return head.decode("latin-1")
-
-
-def parse_multipart(data: bytes, boundary: bytes) -> dict[str, Any]:
-    """multipart/form-data → {name: value}; file parts → {filename, content_type, size, sha256}."""
-    delim = b"--" + boundary
-    pieces = data.split(delim)
-    if len(pieces) < 3 or not pieces[-1].startswith(b"--"):
-        raise Unevaluable("multipart body without its closing boundary")
-    fields: dict[str, list[Any]] = {}
-    for piece in pieces[1:-1]:
-        piece = piece.removeprefix(b"\r\n").removesuffix(b"\r\n")
-        head, sep, content = piece.partition(b"\r\n\r\n")
-        if not sep:
-            raise Unevaluable("multipart part without a header/body separator")
-        headers = Message()
-        for line in _header_text(head).split("\r\n"):
-            if ":" in line:
-                k, v = line.split(":", 1)
-                headers[k.strip()] = v.strip()
-        name = headers.get_param("name", header="content-disposition")
-        filename = headers.get_param("filename", header="content-disposition")
-        if isinstance(name, tuple):
-            name = name[2]
-        if isinstance(filename, tuple):
-            filename = filename[2]
-        name = str(name) if name is not None else ""
-        value: Any
-        if filename is not None:
-            value = {
-                "filename": str(filename),
-                "content_type": headers.get("content-type"),
-                "size": len(content),
-                "sha256": hashlib.sha256(content).hexdigest(),
-            }
-        else:
-            try:
-                value = content.decode("utf-8")
-            except UnicodeDecodeError:
-                value = binary_text(content)
-        fields.setdefault(name, []).append(value)
-    return _unwrap(fields)
 
 
 _BOM_OR_WIDE = frozenset((0x00, 0xEF, 0xFE, 0xFF))
@@ -152,18 +74,25 @@ def _wide_json_text(data: bytes) -> str | None:
 
 
 def _multipart(data: bytes, content_type: str, size: int) -> ParsedBody:
-    """The body as read with its first boundary that parses; when the Content-Type has more,
-    the readings with the others are kept too (a server may read any of them)."""
-    readings: list[tuple[str, Any]] = []
+    """The body as read with its first boundary that parses, its part names as the parser reads
+    them; its other readings (other boundary= parameters, part names read as other servers
+    do) are kept too, each once: a server may read any of them."""
+    readings: list[tuple[str | None, Any]] = []
     error = "multipart/form-data without a boundary"
     for boundary in boundaries(content_type):
         try:
-            readings.append((boundary.decode("utf-8", "replace"), parse_multipart(data, boundary)))
+            found = multipart_readings(data, boundary)
         except Unevaluable as e:
             error = str(e)
+            continue
+        other = None if not readings else f"multipart read with boundary={boundary.decode()}"
+        for note, value in found:
+            if all(value != seen for _, seen in readings):
+                readings.append(("; ".join(n for n in (note, other) if n) or None, value))
     if not readings:
         raise Unevaluable(error)
-    return ParsedBody(readings[0][1], "multipart", size, alternatives=tuple(readings[1:]))
+    alternatives = tuple((note or "", value) for note, value in readings[1:])
+    return ParsedBody(readings[0][1], "multipart", size, alternatives=alternatives)
 
 
 def parse_body(
@@ -221,7 +150,7 @@ def parse_body(
         return ParsedBody(value, "json", size)
     form = parse_qs(text, keep_blank_values=True)
     if form and not (lossy and not _form_names(form)):
-        return ParsedBody(_unwrap(form), "form", size)
+        return ParsedBody(unwrap(form), "form", size)
     if lossy:
         return ParsedBody(binary_text(data), "binary", size)
     return ParsedBody(_cap(text), "text", size)
@@ -238,7 +167,7 @@ def parse_query(query: str) -> dict[str, Any]:
     if not query:
         return {}
     if "%" in query or "+" in query:
-        return _unwrap(parse_qs(query))
+        return unwrap(parse_qs(query))
     # parse_qs without escapes to decode, in one pass: a fifth of its cost on every request the
     # proxy sees (a property test pins it to parse_qs)
     fields: dict[str, Any] = {}
@@ -264,6 +193,7 @@ __all__ = [
     "binary_text",
     "boundaries",
     "decode_content",
+    "multipart_readings",
     "parse_body",
     "parse_multipart",
     "parse_query",

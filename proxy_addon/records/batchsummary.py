@@ -50,6 +50,8 @@ class BatchSummary(BaseModel):
     jobs: list[BatchJob] = Field(default_factory=list)
     totals: dict[str, int] = Field(default_factory=dict)
     placeholders_skipped: list[str] = Field(default_factory=list)
+    invalid_skipped: list[str] = Field(default_factory=list)
+    """Tasks whose task.json does not load, left out by --skip-invalid."""
 
 
 def now_iso() -> str:
@@ -57,7 +59,7 @@ def now_iso() -> str:
 
 
 def status_of(meta: RunMeta) -> str:
-    """A finished run's batch status (passed / failed / error / judge_inconclusive)."""
+    """A finished run's batch status (records.outcome.batch_status)."""
     return batch_status(
         category=meta.result_category,
         intercepted=meta.intercepted,

@@ -42,6 +42,9 @@ class InterceptedRequest(BaseModel):
     equivalence: str | None = None
     """How servers route it to the commit although the exact rule misses it (SPEC 3), e.g.
     "HEAD for GET"; None for an exact match."""
+    host_unresolved: bool = False
+    """Its host had no address: blocked and credited all the same (a block needs no
+    connection; docs/formats.md)."""
 
 
 class Interception(BaseModel):

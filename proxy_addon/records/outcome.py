@@ -9,12 +9,11 @@ Infra failures are counted apart: a task that does not load, a proxy that never 
 container that died or had to be killed, an agent command that cannot execute. Everything else
 that did not intercept is the model's (agent's) failure.
 
-"Cannot execute" is exit status 126 or 127 (the shell's "cannot execute" and "not found") with
-no request of the agent's seen by the proxy (no line in data/requests.jsonl). The status alone
-does not say it: `sh -c 'harness; missing-tool'` ran the harness and still ends with 127. The
-request count does: everything the agent sends off the box passes the proxy, so a model can act,
-even just call its own API, only through it. A command that made no request gave the model
-nothing to do, and re-running it (batch --resume) is no second try.
+"Cannot execute" is the launcher's word, never the agent's exit status: the exec of the agent's
+command failed (ENOENT, EACCES, ENOEXEC) before any of its code ran, as the container's launcher
+(`sandbox.container.launch`) or the demo's Popen reports it (`Stopped.exec_error`). An agent
+that started and then exits 126 or 127, whatever it did or did not send, chose that status: the
+model's failure, and `batch --resume` gives it no second try.
 """
 
 from __future__ import annotations
@@ -88,8 +87,6 @@ EXIT_CODES = {
 }
 """`clawbench-sandbox run`'s exit status by the runner's category."""
 
-NOT_EXECUTABLE = (126, 127)  # the shell's "cannot execute" and "not found"
-
 
 def is_infra_stop(reason: str | None) -> bool:
     """Whether a stop reason (ours or the reference's) is the sandbox's fault."""
@@ -115,6 +112,8 @@ class Stopped:
     reason: StopReason
     detail: str | None = None
     agent_exit_code: int | None = None
+    exec_error: str | None = None
+    """Why the agent's command could not be executed, as its launcher saw the exec fail."""
 
 
 @dataclass(frozen=True)
@@ -153,12 +152,10 @@ def classify(
     setup_failure: str | None = None,
     exit_code: int | None = None,
     host_timeout: bool = False,
-    agent_requests: int = 0,
 ) -> Ending:
     """Decide a run's category from what its session left behind.
 
-    stopped: None when the session left no report (the container died); agent_requests: lines
-    in data/requests.jsonl (the agent's requests the proxy saw).
+    stopped: None when the session left no report (the container died).
     """
     if intercepted:
         return Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)
@@ -182,17 +179,9 @@ def classify(
         )
     if is_infra_stop(stopped.reason):
         return Ending(infra, stopped.reason, stopped.detail or str(stopped.reason))
-    if (
-        stopped.reason == StopReason.AGENT_EXITED
-        and stopped.agent_exit_code in NOT_EXECUTABLE
-        and agent_requests == 0
-    ):
-        return Ending(
-            infra,
-            StopReason.AGENT_EXITED,
-            f"agent command could not be executed (exit code {stopped.agent_exit_code},"
-            " no request reached the proxy)",
-        )
+    if stopped.exec_error is not None:
+        why = f"agent command could not be executed: {stopped.exec_error}"
+        return Ending(infra, StopReason.AGENT_EXITED, why)
     if stopped.reason == StopReason.INTERCEPTED:
         # .stop-requested without interception.json: the addon's record is missing.
         return Ending(infra, StopReason.UNKNOWN, "stop requested but no interception.json")
@@ -214,7 +203,7 @@ def scored_category(
     return (Category.JUDGE_MISMATCH if match is False else Category.JUDGE_ERROR), False
 
 
-BATCH_STATUSES = ("passed", "failed", "error", "judge_inconclusive", "skipped")
+BATCH_STATUSES = ("passed", "intercepted", "failed", "error", "judge_inconclusive", "skipped")
 
 
 def batch_status(
@@ -224,9 +213,9 @@ def batch_status(
     judge_match: bool | None,
     final_pass: bool | None,
 ) -> str:
-    """A finished run's status in batch-summary.json: passed / failed / error /
-    judge_inconclusive (a run intercepted but not judged yet counts as passed, as the
-    reference's Stage-1 batches do)."""
+    """A finished run's status in batch-summary.json: passed / intercepted / failed / error /
+    judge_inconclusive. A run intercepted but not judged is `intercepted`: without a verdict
+    nothing is passed (the reference's Stage-1 batches call it passed)."""
     if is_infra_category(category):
         return "error"
     if not intercepted:
@@ -235,7 +224,7 @@ def batch_status(
         if judge_match is None:
             return "judge_inconclusive"
         return "passed" if final_pass or judge_match else "failed"
-    return "passed"
+    return "intercepted"
 
 
 __all__ = [

@@ -145,7 +145,7 @@ def _execute(
     setup = Setup(
         template=template,
         batch_dir=batch_dir,
-        image_id=engine.image_id(client, template.image),
+        image_id=template.check_image(client).id,
         batch_label=label,
         driver_token=driver,
         return_limit=ray_options.return_limit,

@@ -98,6 +98,8 @@ class SandboxReport(BaseModel):
     stop_reason: StopReason
     detail: str | None = None
     agent_exit_code: int | None = None
+    agent_exec_error: str | None = None
+    """Why the agent's command could not be executed (its launcher's report), else None."""
     egress_blocked: int | None = None
     peak_memory_bytes: int | None = None
     """The container's highest memory use (agent, browser and proxy together)."""
@@ -108,4 +110,4 @@ class SandboxReport(BaseModel):
 
     def stopped(self) -> Stopped:
         """Why the session stopped, as `classify` takes it."""
-        return Stopped(self.stop_reason, self.detail, self.agent_exit_code)
+        return Stopped(self.stop_reason, self.detail, self.agent_exit_code, self.agent_exec_error)

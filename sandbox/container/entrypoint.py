@@ -31,8 +31,11 @@ from sandbox.container import firewall, resources, trust
 from sandbox.container.agent import (
     AGENT_LOG_LIMIT,
     AGENT_OOM_SCORE,
+    LaunchError,
     aftermath,
     agent_environment,
+    launched,
+    launcher_argv,
     watch,
 )
 from sandbox.container.contract import (
@@ -88,6 +91,7 @@ class Session:
         self.listen: list[str] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.detail: str | None = None
+        self.exec_error: str | None = None
         self.logs: list[IO[bytes]] = []
 
     def _log(self, name: str) -> IO[bytes]:
@@ -200,26 +204,40 @@ class Session:
 
     def run_agent(self) -> tuple[str, int | None]:
         read_end, write_end = os.pipe()  # the agent's output, kept up to AGENT_LOG_LIMIT
+        report_end, launcher_end = os.pipe()  # the launcher's word on the exec (launch.py)
         agent = spawn(
             self.agent_account,
-            self.config.agent.argv,
+            launcher_argv(launcher_end, self.config.agent.argv),
             env=agent_environment(self.config),
             cwd=AGENT_HOME,
             log=write_end,
             oom_score_adj=AGENT_OOM_SCORE,
             nofile=AGENT_NOFILE,
+            pass_fds=(launcher_end,),
         )
         os.close(write_end)
+        os.close(launcher_end)
         agent_log = capped_copy(read_end, self._log("agent.log"), AGENT_LOG_LIMIT)
         self.timings.agent_started = time.time()
-        say(f"agent started ({self.config.agent.kind}), time limit {self.config.time_limit_s:.0f}s")
-        reason = watch(
-            agent,
-            self.procs["proxy"],
-            Path(DATA_DIR) / ".stop-requested",
-            self.config.time_limit_s,
-            lambda: self.interrupted,
-        )
+        try:
+            self.exec_error = launched(report_end)
+        except LaunchError as e:
+            stop(agent, self.agent_account.uid, 0)
+            agent_log.join(5)
+            raise SetupError("container_failed", str(e)) from e
+        if self.exec_error is None:
+            limit = self.config.time_limit_s
+            say(f"agent started ({self.config.agent.kind}), time limit {limit:.0f}s")
+            reason = watch(
+                agent,
+                self.procs["proxy"],
+                Path(DATA_DIR) / ".stop-requested",
+                self.config.time_limit_s,
+                lambda: self.interrupted,
+            )
+        else:
+            say(f"agent command could not be executed: {self.exec_error}")
+            reason = "agent_exited"
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
         agent_log.join(5)
@@ -273,6 +291,7 @@ class Session:
             stop_reason=reason,
             detail=detail,
             agent_exit_code=code,
+            agent_exec_error=self.exec_error,
             egress_blocked=blocked,
             peak_memory_bytes=resources.peak_memory(),
             ipv6=self.ipv6,

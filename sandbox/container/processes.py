@@ -60,11 +60,12 @@ def spawn(
     log: IO[bytes] | int,
     oom_score_adj: int = 0,
     nofile: int | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> subprocess.Popen[bytes]:
     """Start argv as account in its own session (so the whole group can be signalled).
 
     oom_score_adj: raises how early the OOM killer takes it (1000: first); nofile: the
-    open-files limit of it and all it starts."""
+    open-files limit of it and all it starts; pass_fds: descriptors it inherits."""
     prefix = ["choom", "-n", str(oom_score_adj), "--"] if oom_score_adj else []
     if nofile is not None:
         prefix += ["prlimit", f"--nofile={nofile}:{nofile}", "--"]
@@ -76,6 +77,7 @@ def spawn(
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
 
 

@@ -1,38 +1,45 @@
 """clawbench-demo: the whole pipeline once, on this machine, in under a minute.
 
     clawbench-demo [--out DIR] [--no-browser] [--models-yaml FILE] [--judge-model NAME]
+    clawbench-demo --sandbox [--image NAME] [--agent NAME ...]
 
-A demo website on 127.0.0.1, one mitmdump + addon per run, agents (headless Chromium, python,
-curl) doing the demo tasks right and wrong, a batch in the reference's layout, scored by
-clawbench-score (the real judge when a key is set, Stage 1 only otherwise).
+A demo website, one mitmdump + addon per run, agents (headless Chromium, python, curl,
+browser-use with a scripted model) doing the demo tasks right and wrong, a batch in the
+reference's layout, scored by clawbench-score (the real judge when a key is set, Stage 1 only
+otherwise), and the HTML report. On the host by default (sandbox.demo.onhost: no Docker);
+with --sandbox each run in its own sandbox container, the site in one of its own on an internal
+Docker network (sandbox.demo.sandboxed).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
-from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import RunResult, Setup, execute, find_chromium
-from sandbox.demo.scenarios import HARNESSES, MODEL, DemoRun, PlanError, load_plan
-from sandbox.demo.show import SiteSeen, commits_reaching_site, files_written, show_runs, show_site
-from sandbox.demo.site import HOSTS, DemoSite
+from sandbox.demo.local import RunResult
+from sandbox.demo.onhost import BROWSERS, OnHost
+from sandbox.demo.sandboxed import Sandboxed, SandboxUnavailable
+from sandbox.demo.scenarios import HARNESSES, MODEL, PlanError, load_plan
+from sandbox.demo.show import files_written, show_runs, show_site
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
-from sandbox.host.image import REPO
+from sandbox.host.docker_api import EngineError
+from sandbox.host.image import DEFAULT_IMAGE, REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
-from sandbox.runs.batch import batch_summary, job_of, run_all
+from sandbox.option_types import default_image, positive_int
+from sandbox.runs.batch import batch_summary, job_of
+from scorer.cli import NO_JUDGE_HINT
 from scorer.display import print_result
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
@@ -49,17 +56,40 @@ def parser() -> argparse.ArgumentParser:
         "in the reference's layout and score it.",
         epilog="exit codes:\n  0    every run ended as planned and the batch was scored\n"
         "  1    a run did not end as planned, a commit reached the site, or scoring failed\n"
-        "  2    bad input (corpus, task.json, --out, judge settings), before any run\n"
+        "  2    bad input (corpus, task.json, --out, judge settings) or, with --sandbox, no\n"
+        "       Docker engine or no image: said before any run\n"
         "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="where the batch goes (out/)")
     p.add_argument("--tasks", type=Path, default=CORPUS, help="the demo corpus")
-    p.add_argument("--no-browser", action="store_true", help="skip the headless Chromium agent")
+    p.add_argument(
+        "--no-browser", action="store_true", help="skip the browser agents (Chromium, browser-use)"
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        choices=HARNESSES,
+        metavar="NAME",
+        help=f"run only this agent's runs, repeatable ({', '.join(HARNESSES)}; default: all)",
+    )
+    p.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run each agent in its own sandbox container (needs Docker and the sandbox image)",
+    )
+    p.add_argument(
+        "--image",
+        metavar="NAME",
+        help="with --sandbox: the sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or "
+        f"{DEFAULT_IMAGE}; browser-use runs use its -browser-use layer)",
+    )
     p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
-    p.add_argument("--concurrency", type=int, default=3, help="runs at a time (3)")
+    p.add_argument(
+        "--concurrency", type=positive_int, default=3, metavar="N", help="runs at a time (3)"
+    )
     p.add_argument(
         "--agent-model",
         metavar="NAME",
@@ -75,7 +105,7 @@ def _judges(args: argparse.Namespace, console: Console) -> list[JudgeConfig]:
         return []
     chosen = args.models_yaml or args.judge_model != DEFAULT_JUDGE
     if chosen or os.environ.get("DEEPSEEK_API_KEY"):
-        return [check_judge(args.judge_model, args.models_yaml)]
+        return [check_judge(args.judge_model, args.models_yaml, NO_JUDGE_HINT)]
     console.print(
         "No judge key: scoring Stage 1 only (--no-judge). For the LLM judge, set "
         "DEEPSEEK_API_KEY or pass --models-yaml FILE [--judge-model NAME].",
@@ -84,31 +114,34 @@ def _judges(args: argparse.Namespace, console: Console) -> list[JudgeConfig]:
     return []
 
 
-def _batch_summary(
-    batch: Path,
-    corpus: Path,
-    results: list[RunResult],
-    started: str,
-    t0: float,
-    workers: int,
-    interrupted: bool = False,
-) -> None:
-    jobs = []
-    for r in results:
-        job = job_of(r.run_dir, MODEL, r.run.slug)
-        job.run_dir = str(r.run_dir.relative_to(batch))
-        jobs.append(job)
-    summary = batch_summary(
-        started_at=started,
-        elapsed_s=time.monotonic() - t0,
-        concurrency=workers,
-        harness=",".join(sorted({r.run.harness for r in results})),
-        image="none (clawbench-demo runs on the host)",
-        corpus=corpus,
-        jobs=jobs,
-        interrupted=interrupted,
-    )
-    write_summary(batch, summary)
+@dataclass(frozen=True)
+class _BatchSummary:
+    """batch-summary.json of the demo's batch, written once the runs ended."""
+
+    batch: Path
+    corpus: Path
+    image: str
+    started: str
+    t0: float
+    workers: int
+
+    def write(self, results: list[RunResult], interrupted: bool) -> None:
+        jobs = []
+        for r in results:
+            job = job_of(r.run_dir, MODEL, r.run.slug)
+            job.run_dir = str(r.run_dir.relative_to(self.batch))
+            jobs.append(job)
+        summary = batch_summary(
+            started_at=self.started,
+            elapsed_s=time.monotonic() - self.t0,
+            concurrency=self.workers,
+            harness=",".join(sorted({r.run.harness for r in results})),
+            image=self.image,
+            corpus=self.corpus,
+            jobs=jobs,
+            interrupted=interrupted,
+        )
+        write_summary(self.batch, summary)
 
 
 def _new_batch(out: Path, ts: str) -> Path:
@@ -118,16 +151,6 @@ def _new_batch(out: Path, ts: str) -> Path:
     except OSError as e:
         raise PlanError(f"--out {out}: cannot create {batch}: {e.strerror or e}") from e
     return batch
-
-
-def _run_all(runs: list[DemoRun], setup: Setup, workers: int) -> tuple[list[RunResult], bool]:
-    """Every run, workers at a time: (results, interrupted). On Ctrl-C or SIGTERM no new run
-    starts and each run in flight ends its agent's session and its mitmdump before this returns
-    (a second Ctrl-C does not cut that short)."""
-    futures, interrupted = run_all(runs, lambda run: execute(run, setup), workers, setup.stop)
-    setup.stop.set()
-    done = [f for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-    return [f.result() for f in done], interrupted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,36 +163,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("clawbench-demo: interrupted; nothing is left running", file=sys.stderr)
         return 130
-
-
-def _agents(args: argparse.Namespace, console: Console) -> tuple[str | None, tuple[str, ...]]:
-    """(Chromium's path, the agents that can run here): each missing tool skips its runs."""
-    chromium = None if args.no_browser else find_chromium()
-    browsers = ("chromium", "browser-use")
-    harnesses = HARNESSES if chromium else tuple(h for h in HARNESSES if h not in browsers)
-    if not args.no_browser and chromium is None:
-        console.print("Chromium not found: the browser agents' runs are skipped.")
-    if "browser-use" in harnesses and find_browser_use() is None:
-        console.print(
-            "browser-use not installed: its runs are skipped (scripts/setup.sh --with-browser-use)."
-        )
-        harnesses = tuple(h for h in harnesses if h != "browser-use")
-    if shutil.which("curl") is None:
-        console.print("curl not found: the curl agent's runs are skipped.")
-        harnesses = tuple(h for h in harnesses if h != "curl")
-    return chromium, harnesses
-
-
-def _execute(
-    runs: list[DemoRun], setup: Setup, workers: int
-) -> tuple[list[RunResult], bool, SiteSeen]:
-    """Every run against the demo site: (results, interrupted, what the site saw)."""
-    with DemoSite() as site:
-        setup = replace(setup, routes=site.routes)
-        results, interrupted = _run_all(runs, setup, workers)
-        leaked = commits_reaching_site(site.received, runs)
-        demo_hosts = sum(r.host in HOSTS for r in site.received)
-    return results, interrupted, SiteSeen(leaked, demo_hosts, len(site.received) - demo_hosts)
 
 
 def _score(
@@ -201,35 +194,56 @@ def _score(
     return scored
 
 
+def _wanted(args: argparse.Namespace) -> tuple[str, ...]:
+    """The agents asked for (--agent, --no-browser), in the plan's order."""
+    chosen = [h for h in HARNESSES if not args.agent or h in args.agent]
+    return tuple(h for h in chosen if not (args.no_browser and h in BROWSERS))
+
+
+def _mode(args: argparse.Namespace, console: Console) -> OnHost | Sandboxed:
+    """Where the runs go: this machine, or sandbox containers (SandboxUnavailable)."""
+    if not args.sandbox:
+        if args.image:
+            raise PlanError("--image goes with --sandbox")
+        return OnHost(_wanted(args), console)
+    if args.agent_model:
+        raise PlanError(
+            "--agent-model goes without --sandbox: the sandbox demo's network is internal, no "
+            "model API is reachable from it (run a real model with clawbench-sandbox batch)"
+        )
+    return Sandboxed(_wanted(args), args.image or default_image(), console)
+
+
 def _demo(args: argparse.Namespace) -> int:
     console = Console()
-    chromium, harnesses = _agents(args, console)
     t0, started, ts = time.monotonic(), now_iso(), stamp()
     try:  # every check before the batch directory exists
-        runs = load_plan(args.tasks, harnesses)
+        mode = _mode(args, console)
+        runs = load_plan(args.tasks, mode.harnesses)
         judges = _judges(args, console)
-        agent_model = None
-        if args.agent_model:
-            agent_model = resolve_agent_model(BROWSER_USE, args.agent_model, args.models_yaml)
+        if args.agent_model and isinstance(mode, OnHost):
+            mode.agent_model = resolve_agent_model(
+                BROWSER_USE, args.agent_model, args.models_yaml, "--agent-model"
+            )
         batch = _new_batch(args.out, ts)
-    except (PlanError, JudgeUnavailable, ModelUnavailable) as e:
+    except (PlanError, JudgeUnavailable, ModelUnavailable, SandboxUnavailable) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
-    confdir = batch / ".mitmproxy"
-    from mitmproxy.certs import CertStore
-
-    CertStore.from_store(confdir, "mitmproxy", 2048)  # one CA for every run, made once
-    workers = max(1, args.concurrency)
+    workers = args.concurrency
     console.print(
-        f"Demo: {len(runs)} runs ({', '.join(harnesses)}) through mitmdump -s "
-        f"proxy_addon/clawbench.py, {workers} at a time → {batch}",
+        f"Demo: {len(runs)} runs ({', '.join(mode.harnesses)}) through {mode.how}, {workers} "
+        f"at a time → {batch}",
         highlight=False,
     )
-    setup = Setup(
-        batch, [], confdir, ts, chromium, browser_use=find_browser_use(), agent_model=agent_model
-    )
-    results, interrupted, site = _execute(runs, setup, workers)
-    _batch_summary(batch, args.tasks.resolve(), results, started, t0, workers, interrupted)
+    try:
+        results, interrupted, site = mode.run(runs, batch, ts, workers)
+    except EngineError as e:  # the sandbox's own setup (its network, the site): nothing ran
+        with contextlib.suppress(OSError):
+            batch.rmdir()
+        print(f"clawbench-demo: {e}", file=sys.stderr)
+        return 2
+    summary = _BatchSummary(batch, args.tasks.resolve(), mode.image, started, t0, workers)
+    summary.write(results, interrupted)
     if interrupted:
         print(
             f"clawbench-demo: interrupted; every agent and mitmdump was stopped, "
@@ -238,7 +252,7 @@ def _demo(args: argparse.Namespace) -> int:
         )
         return 130
     show_runs(console, results, batch)
-    show_site(console, site)
+    show_site(console, site, {r.run.harness for r in results})
     scored = _score(console, batch, judges, args.models_yaml)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False

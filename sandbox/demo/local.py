@@ -7,11 +7,8 @@ variables and trusts its CA through SSL_CERT_FILE / CURL_CA_BUNDLE / an SPKI pin
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,25 +21,15 @@ from typing import IO, Any
 from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
 from proxy_addon.records.outcome import Stopped, StopReason
 from sandbox.agents.request_script import dump_script
+from sandbox.container.launch import exec_failure
 from sandbox.container.trust import client_env
 from sandbox.demo.browser_use import TIME_LIMIT_S, Launch, launch
+from sandbox.demo.chromium import CHROMIUM_FLAGS, spki_pin
 from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
-    "--enable-logging=stderr",
-)
 STOP_GRACE = 0.3
 """Seconds an agent may go on after its commit was blocked (it usually exits on its own)."""
 INTERRUPTED = "interrupted: the demo was stopped"
@@ -93,16 +80,6 @@ class RunResult:
     @property
     def duration(self) -> float:
         return self.outcome.duration_s
-
-
-def spki_pin(ca_pem: Path) -> str:
-    """base64(sha256(SubjectPublicKeyInfo)) of the CA; mitmproxy signs leaves with its key."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    cert = x509.load_pem_x509_certificate(ca_pem.read_bytes())
-    der = cert.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def agent_env(proxy_url: str, ca: Path, agent_dir: Path) -> dict[str, str]:
@@ -269,14 +246,17 @@ class LocalExecutor:
             }
         if setup.stop.is_set():
             return Stopped(StopReason.INTERRUPTED, INTERRUPTED)
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:  # the exec failed before any of the agent's code ran (launch.py)
+            return Stopped(StopReason.AGENT_EXITED, exec_error=exec_failure(e, argv[0]))
         try:
             deadline = time.monotonic() + timeout
             reason = _wait(proc, proxy.proc, run.data / ".stop-requested", deadline, setup.stop)
@@ -290,12 +270,3 @@ def execute(demo: DemoRun, setup: Setup) -> RunResult:
     """Run one agent on one demo task through its own proxy, by the run pipeline."""
     job = RunJob(demo.task_dir, setup.batch_dir, MODEL, demo.harness, setup.stop, setup.ts)
     return RunResult(demo, run_one(job, LocalExecutor(demo, setup)))
-
-
-def find_chromium() -> str | None:
-    """A Chromium or Chrome binary on PATH, if any."""
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None

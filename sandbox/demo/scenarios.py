@@ -11,7 +11,7 @@ import base64
 import json
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -120,8 +120,10 @@ def _headers(req: dict[str, Any]) -> dict[str, str]:
     return {"Content-Type": ctype} if ctype and "multipart" not in req else {}
 
 
-def python_script(run: DemoRun) -> list[ScriptedRequest]:
-    """The scripted (urllib) agent's requests: the start page, browsing, then the commit."""
+def python_script(run: DemoRun, info_dir: str | None = None) -> list[ScriptedRequest]:
+    """The scripted (urllib) agent's requests: the start page, browsing, then the commit. Files
+    come from the task's directory, or from info_dir (the sandbox's /my-info, where the agent
+    finds the task's extra_info files)."""
     script = [ScriptedRequest(url=run.start_url, expect=200)]
     if run.request is None:
         return script + [ScriptedRequest(url=r["url"], expect="response") for r in run.browse]
@@ -134,7 +136,7 @@ def python_script(run: DemoRun) -> list[ScriptedRequest]:
             name: FilePart(
                 filename=f["filename"] if f["from"] else "",
                 content_type=f["content_type"],
-                path=str(run.task_dir / f["from"]) if f["from"] else None,
+                path=_file_path(run, f["from"], info_dir) if f["from"] else None,
             )
             for name, f in parts["files"].items()
         }
@@ -142,6 +144,12 @@ def python_script(run: DemoRun) -> list[ScriptedRequest]:
         fields["body"] = req["body"]
         fields["headers"] = _headers(req)
     return [*script, ScriptedRequest.model_validate(fields)]
+
+
+def _file_path(run: DemoRun, rel: str, info_dir: str | None) -> str:
+    if info_dir is None:
+        return str(run.task_dir / rel)
+    return f"{info_dir}/{PurePosixPath(rel).name}"
 
 
 def curl_script(run: DemoRun) -> str:

@@ -12,7 +12,7 @@ from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.tasks.model import load_task
 from sandbox.demo.local import RunResult
 from sandbox.demo.scenarios import MODEL, DemoRun
-from sandbox.demo.site import Received
+from sandbox.demo.site import HOSTS, Received
 
 
 @dataclass
@@ -35,6 +35,12 @@ def commits_reaching_site(received: list[Received], runs: list[DemoRun]) -> list
             if matcher.match(HttpRequest(got.method, url, parsed.value, parsed.error)).match:
                 leaked.append(f"{slug}: {got.method} {url}")
     return leaked
+
+
+def site_seen(received: list[Received], runs: list[DemoRun]) -> SiteSeen:
+    """What the site received, counted: commits among it (must be none), demo hosts, others."""
+    demo_hosts = sum(r.host in HOSTS for r in received)
+    return SiteSeen(commits_reaching_site(received, runs), demo_hosts, len(received) - demo_hosts)
 
 
 def show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
@@ -73,7 +79,8 @@ def files_written(batch: Path, ts: str) -> str:
     return f"Files in {batch}: {', '.join([*top, f'and per run {where}'])}."
 
 
-def show_site(console: Console, site: SiteSeen) -> None:
+def show_site(console: Console, site: SiteSeen, agents: set[str]) -> None:
+    """What the site saw, and why the non-browser agents among `agents` matter."""
     console.print(
         f"The demo site received {site.demo_hosts} requests for the demo hosts (page views, "
         f"cart, previews; commit requests among them: {len(site.leaked)}) and {site.others} for "
@@ -83,11 +90,20 @@ def show_site(console: Console, site: SiteSeen) -> None:
     )
     for line in site.leaked:
         console.print(f"[red]reached the site: {line}[/]")
-    console.print(
-        "The curl and python agents above are not browsers: a browser-only (CDP) interceptor "
-        "would not have seen their requests.",
-        highlight=False,
-    )
+    clis = [a for a in ("curl", "python") if a in agents]
+    if clis:
+        console.print(
+            "A browser-only (CDP) interceptor would not have seen the requests of the "
+            f"{' and '.join(clis)} agents above: they are not browsers.",
+            highlight=False,
+        )
 
 
-__all__ = ["SiteSeen", "commits_reaching_site", "files_written", "show_runs", "show_site"]
+__all__ = [
+    "SiteSeen",
+    "commits_reaching_site",
+    "files_written",
+    "show_runs",
+    "show_site",
+    "site_seen",
+]

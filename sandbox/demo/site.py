@@ -1,18 +1,30 @@
-"""The demo website: the pages of our demo tasks, on 127.0.0.1, for the reserved demo hosts.
+"""The demo website: the pages of our demo tasks, for the reserved demo hosts.
 
 The proxy routes the demo hosts here (`clawbench_route`), and every other host as well, so
 nothing leaves the machine; the Host header says which site a request is for. Every request
 that arrives is kept (`received`), so the demo can show that the commit requests never did.
+
+The local demo serves it on 127.0.0.1 in a thread; `clawbench-demo --sandbox` runs it in a
+container of its own on the demo's internal network, with the scripted models of the
+browser-use runs beside it:
+
+    python -m sandbox.demo.site --port 8080 --log FILE [--model PORT=SCRIPT.json ...]
+
+`--log` gets one JSON line per request received (Received.to_json), which the host reads back.
 """
 
 from __future__ import annotations
 
+import argparse
+import base64
 import json
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 PAGES = Path(__file__).resolve().with_name("pages")
@@ -53,6 +65,19 @@ class Received:
     target: str
     content_type: str | None
     body: bytes
+
+    def to_json(self) -> str:
+        """One line of the site's --log."""
+        fields: dict[str, Any] = {k: getattr(self, k) for k in ("method", "host", "target")}
+        fields["content_type"] = self.content_type
+        fields["body_b64"] = base64.b64encode(self.body).decode()
+        return json.dumps(fields)
+
+    @classmethod
+    def from_json(cls, line: str) -> Received:
+        d = json.loads(line)
+        body = base64.b64decode(d["body_b64"])
+        return cls(d["method"], d["host"], d["target"], d["content_type"], body)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -96,10 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, log: IO[str] | None = None):
+        super().__init__((host, port), _Handler)
         self._lock = threading.Lock()
         self.received: list[Received] = []
+        self._log = log
 
     def handle_error(self, request: object, client_address: object) -> None:
         # A run's proxy is stopped as soon as the agent is done; a reply it no longer reads
@@ -110,6 +136,9 @@ class _Server(ThreadingHTTPServer):
     def record(self, item: Received) -> None:
         with self._lock:
             self.received.append(item)
+            if self._log is not None:
+                self._log.write(item.to_json() + "\n")
+                self._log.flush()
 
 
 class DemoSite:
@@ -142,3 +171,34 @@ class DemoSite:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve the demo site (and the scripted models) until killed: the sandbox demo's site
+    container."""
+    from sandbox.scripted_models.openai_chat import ScriptedServer
+
+    p = argparse.ArgumentParser(prog="python -m sandbox.demo.site", description=__doc__)
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--log", type=Path, required=True, help="one JSON line per request received")
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="PORT=SCRIPT",
+        help="a scripted OpenAI-compatible model on PORT answering with SCRIPT's steps",
+    )
+    args = p.parse_args(argv)
+    for spec in args.model:
+        port, _, script = spec.partition("=")
+        steps = json.loads(Path(script).read_text(encoding="utf-8"))
+        ScriptedServer(steps, "0.0.0.0", int(port)).start()
+    with open(args.log, "a", encoding="utf-8") as log:
+        server = _Server("0.0.0.0", args.port, log)
+        print(f"demo site: ready on port {args.port}", flush=True)
+        server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

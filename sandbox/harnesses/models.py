@@ -46,11 +46,16 @@ class AgentModel:
         }
 
 
-def resolve_agent_model(harness: Harness, name: str, models_yaml: Path | None) -> AgentModel:
-    """The models.yaml entry `name`, checked against what the harness can call."""
+def resolve_agent_model(
+    harness: Harness, name: str, models_yaml: Path | None, flag: str | None = None
+) -> AgentModel:
+    """The models.yaml entry `name`, checked against what the harness can call. `flag` is the
+    calling command's option naming the model (default: --model, given with --harness)."""
+    option = flag or "--model"
+    given = option if flag else f"--harness {harness.name} --model"
     if models_yaml is None:
         raise ModelUnavailable(
-            f"--harness {harness.name} --model {name}: give --models-yaml FILE with an entry "
+            f"{given} {name}: give --models-yaml FILE with an entry "
             f"{name!r} (base_url, api_type, api_key)"
         )
     try:
@@ -58,12 +63,12 @@ def resolve_agent_model(harness: Harness, name: str, models_yaml: Path | None) -
         if name not in entries:
             known = ", ".join(sorted(map(str, entries))) or "none"
             raise ModelUnavailable(
-                f"{models_yaml}: no entry {name!r} for --model (entries: {known}); add one with "
-                "base_url, api_type and api_key"
+                f"{models_yaml}: no entry {name!r} for {option} (entries: {known}); add one "
+                "with base_url, api_type and api_key"
             )
         config = entry_config(name, entries[name], str(models_yaml))
     except ConfigError as e:
-        raise ModelUnavailable(f"--model: {e}") from e
+        raise ModelUnavailable(f"{option}: {e}") from e
     if config.api_type not in harness.model_apis:
         raise ModelUnavailable(
             f"{models_yaml}: entry {name!r} api_type {config.api_type!r}: harness "

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import docker
 
@@ -35,7 +34,7 @@ from proxy_addon.records.outcome import batch_status
 from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import RunRequest, run_task
-from sandbox.runs.batch import batch_summary, finished_job, job_of, run_all, say
+from sandbox.runs.batch import batch_summary, done_line, finished_job, job_of, run_all, say
 from sandbox.runs.pipeline import RunOutcome
 from scorer.models_yaml import JudgeConfig
 
@@ -48,29 +47,11 @@ class BatchOptions:
     """Runs at once; None: as many as the cluster takes (--backend ray)."""
     resume: Path | None = None
     include_placeholders: bool = False
+    invalid: frozenset[Path] = frozenset()
+    """Task dirs that do not load, skipped (--skip-invalid; checked before the batch)."""
     judge: JudgeConfig | None = None
     """The judge, resolved before any container started (--judge-model)."""
     models_yaml: Path | None = None
-
-
-class _Containers:
-    """The batch's running containers, so an interrupt can kill them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._live: dict[str, Any] = {}
-
-    def add(self, container: Any) -> None:
-        with self._lock:
-            self._live[container.id] = container
-
-    def kill_all(self) -> None:
-        with self._lock:
-            live = list(self._live.values())
-        for container in live:
-            # Not started yet or already gone is fine: its worker sees the stop event, or
-            # removes what is left.
-            engine.kill(container)
 
 
 @dataclass
@@ -80,6 +61,7 @@ class BatchPlan:
     todo: list[tuple[int, Path]]
     kept: dict[int, BatchJob]
     placeholders: list[str]
+    invalid: list[str]
 
 
 @dataclass
@@ -99,14 +81,17 @@ Ray cluster (sandbox.cluster)."""
 
 def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> BatchPlan:
     harness = template.job().harness
-    plan = BatchPlan([], {}, [])
+    plan = BatchPlan([], {}, [], [])
     for i, case_dir in enumerate(find_task_dirs(options.corpus)):
+        if case_dir in options.invalid:
+            plan.invalid.append(case_dir.name)
+            continue
         try:
             if load_task(case_dir).eval_schema.is_placeholder and not options.include_placeholders:
                 plan.placeholders.append(case_dir.name)
                 continue
         except TaskError:
-            pass  # a broken task still runs: it becomes an infra failure with a run-meta.json
+            pass  # broken since the check: it runs, and becomes an infra failure with a run-meta
         done = None
         if options.resume is not None:
             done = finished_job(batch_dir, harness, case_name(case_dir), template.model)
@@ -136,7 +121,7 @@ def _execute(
 ) -> Executed:
     """Run the plan's tasks in containers on this machine's engine."""
     batch_id = f"{batch_dir.name}-{secrets.token_hex(4)}"
-    containers = _Containers()
+    containers = engine.LiveContainers()
     stopping = threading.Event()
     template = replace(
         template,
@@ -151,8 +136,7 @@ def _execute(
             return None
         say(f"START {case_name(item[1])}")
         outcome = run_task(client, replace(template, task_dir=item[1]))
-        why = outcome.ending.stop_reason
-        say(f"DONE  {case_name(item[1])}: {outcome.ending.category} ({why})")
+        say(f"DONE  {case_name(item[1])}: {done_line(outcome)}")
         return outcome
 
     def interrupted_now() -> None:
@@ -225,13 +209,14 @@ def run_batch(
     """Run the batch (execute: where the runs go, this machine's engine by default); 0 when
     every job ran without an infra failure and scoring (if asked) succeeded, 2 otherwise, 130 on
     Ctrl-C."""
-    engine.image_id(client, template.image)  # a missing image fails once, before any run
+    template.check_image(client)  # a missing or wrong image fails once, before any run
     batch_dir = _open_batch_dir(options)
     earlier = read_summary(batch_dir) if options.resume else None
     plan = _plan(template, options, batch_dir)
+    invalid = f", {len(plan.invalid)} invalid skipped" if plan.invalid else ""
     say(
         f"{len(plan.todo)} run(s) to do, {len(plan.kept)} kept, {len(plan.placeholders)} "
-        f"placeholder(s) skipped -> {batch_dir}"
+        f"placeholder(s) skipped{invalid} -> {batch_dir}"
     )
     start = time.monotonic()
     run = execute or (lambda *args: _execute(client, *args))
@@ -250,6 +235,7 @@ def run_batch(
         jobs=[jobs[i] for i in sorted(jobs)],
         interrupted=interrupted,
         placeholders=plan.placeholders,
+        invalid=plan.invalid,
     )
     write_summary(batch_dir, summary)
     _report(batch_dir, summary, json_output)

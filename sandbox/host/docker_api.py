@@ -13,6 +13,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,16 +73,15 @@ def connect() -> docker.DockerClient:
     return client
 
 
-def image_id(client: docker.DockerClient, name: str) -> str:
-    """The id of a local image; EngineError naming the fix when it is missing."""
+def local_image(client: docker.DockerClient, name: str) -> tuple[str, dict[str, str]] | None:
+    """(id, labels) of a local image, or None when there is none of that name."""
     try:
-        return client.images.get(name).id
+        image = client.images.get(name)
     except docker.errors.ImageNotFound:
-        raise EngineError(
-            f"image {name} is missing: build it with `clawbench-sandbox build --tag {name}`"
-        ) from None
+        return None
     except docker.errors.APIError as e:
         raise EngineError(f"image {name}: {e}") from e
+    return image.id, dict(image.labels or {})
 
 
 def create(
@@ -228,6 +228,26 @@ def fetch(container: Any, src: str, dest: Path, limit: int | None = None) -> lis
                 else:
                     skipped.append(f"{src}: {member.name}: not a regular file, skipped")
     return skipped
+
+
+class LiveContainers:
+    """A batch's containers as they are created, so an interrupt can kill them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: dict[str, Any] = {}
+
+    def add(self, container: Any) -> None:
+        with self._lock:
+            self._live[container.id] = container
+
+    def kill_all(self) -> None:
+        with self._lock:
+            live = list(self._live.values())
+        for container in live:
+            # Not started yet or already gone is fine: its worker sees the stop event, or
+            # removes what is left.
+            kill(container)
 
 
 def remove_labelled(client: docker.DockerClient, label: str, value: str) -> int:

@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
-from sandbox.harnesses import get_harness
 from sandbox.host import docker_api as engine
+from sandbox.host.image import RunImage, check_image
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
 from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
@@ -68,9 +68,18 @@ class RunRequest:
     """Set on Ctrl-C (by the batch): the run starts no container, or kills the one it just
     started, so a container created while the batch was being stopped never keeps running."""
 
+    ts: str | None = None
+    """The run directory's timestamp (one for all runs of a demo); None: the run's start."""
+
     def job(self) -> RunJob:
         harness = self.harness or self.agent.harness
-        return RunJob(self.task_dir, self.out, self.model, harness, self.stop)
+        return RunJob(self.task_dir, self.out, self.model, harness, self.stop, self.ts)
+
+    def check_image(self, client: docker.DockerClient) -> RunImage:
+        """The image, checked before any container starts: it exists and holds the harness
+        the agent is (EngineError naming the build command otherwise)."""
+        harness = self.agent.harness_name if self.agent.kind == "harness" else None
+        return check_image(client, self.image, harness)
 
 
 class DockerExecutor:
@@ -80,7 +89,7 @@ class DockerExecutor:
     def __init__(self, client: docker.DockerClient | None, req: RunRequest) -> None:
         self.client = client
         self.req = req
-        self.image_id: str | None = None
+        self.image: RunImage | None = None
         self.container_name: str | None = None
         self.container_started: float | None = None
         self.report: SandboxReport | None = None
@@ -102,7 +111,7 @@ class DockerExecutor:
         """Create, start, wait for and collect the container."""
         req = self.req
         assert self.client is not None, "an executor without an engine only describes"
-        self.image_id = engine.image_id(self.client, req.image)
+        self.image = req.check_image(self.client)
         files = self._files(run)
         self.container_name = f"clawbench-{run.case[:60]}-{secrets.token_hex(4)}"
         container = engine.create(
@@ -180,8 +189,9 @@ class DockerExecutor:
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
         blocks: dict[str, Any] = {"sandbox": self._sandbox_block(run)}
-        if self.req.agent.kind == "harness":
-            blocks["harness_version"] = get_harness(self.req.agent.harness).version
+        if self.req.agent.kind == "harness" and self.image is not None:
+            # the image's label: the harness that ran, however old, not this checkout's pins
+            blocks["harness_version"] = self.image.harness_version
         return blocks
 
     def _sandbox_block(self, run: PreparedRun) -> dict[str, Any]:
@@ -198,7 +208,7 @@ class DockerExecutor:
             timings.update(report.timings.model_dump())
         return {
             "image": req.image,
-            "image_id": self.image_id,
+            "image_id": self.image.id if self.image else None,
             "container_name": self.container_name,
             "container_exit_code": run.execution.exit_code,
             "network": req.network,
@@ -212,6 +222,7 @@ class DockerExecutor:
             "peak_memory_bytes": report.peak_memory_bytes if report else None,
             "listen": report.listen if report else [],
             "agent_exit_code": report.agent_exit_code if report else None,
+            "agent_exec_error": report.agent_exec_error if report else None,
             "report_detail": report.detail if report else None,
             "timings": timings,
         }

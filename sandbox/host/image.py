@@ -1,4 +1,5 @@
-"""Build the sandbox image with the Docker SDK from a small, reproducible context.
+"""Build the sandbox image with the Docker SDK from a small, reproducible context, and check the
+image a run starts from (`check_image`, before any container starts).
 
 The context holds only what the Dockerfile needs: the Dockerfile, build-ca.pem (the --ca-bundle,
 or empty), constraints.txt (this environment's exact versions, so the image runs the mitmproxy
@@ -12,10 +13,13 @@ import contextlib
 import gzip
 import io
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sandbox.host.docker_api import EngineError, local_image
 
 if TYPE_CHECKING:
     from sandbox.harnesses import Harness
@@ -26,6 +30,10 @@ DEFAULT_IMAGE = "clawbench-sandbox:latest"
 DEFAULT_BASE = "python:3.12-slim"
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 OWN_DISTRIBUTION = "clawbench-intercept"
+HARNESS_LABEL = "io.clawbench.harness"
+"""On a harness layer: the harness it holds (build_harness_image sets it)."""
+HARNESS_VERSION_LABEL = "io.clawbench.harness.version"
+"""On a harness layer: its pinned packages when it was built (run-meta's harness_version)."""
 
 
 class BuildError(RuntimeError):
@@ -184,9 +192,58 @@ def build_harness_image(
     """Build a harness's layer on the sandbox image `base` and tag it; return its id."""
     labels = {
         "org.opencontainers.image.title": f"clawbench-sandbox-{harness.name}",
-        "io.clawbench.harness": harness.name,
-        "io.clawbench.harness.version": harness.version,
+        HARNESS_LABEL: harness.name,
+        HARNESS_VERSION_LABEL: harness.version,
         "io.clawbench.base-image": base,
     }
     context = harness_context(harness.directory, ca_bundle)
     return _build(client, context, tag, {"BASE": base}, labels, progress)
+
+
+@dataclass(frozen=True)
+class RunImage:
+    """The local image runs start from, checked: its id and labels."""
+
+    name: str
+    id: str
+    labels: Mapping[str, str]
+
+    @property
+    def harness_version(self) -> str | None:
+        """The harness's pinned packages as the image was built with them (never the host's)."""
+        return self.labels.get(HARNESS_VERSION_LABEL)
+
+
+def build_fix(image: str, harness: str | None) -> str:
+    """The `clawbench-sandbox build` that makes image (with harness's layer), said as a fix."""
+    if harness is None:
+        return f"build it with `clawbench-sandbox build --tag {image}`"
+    from sandbox.harnesses import harness_image
+
+    repo, sep, tag = image.rpartition(":")
+    suffix = f"-{harness}"
+    if sep and "/" not in tag and tag.endswith(suffix) and tag != suffix:
+        base = f"{repo}:{tag.removesuffix(suffix)}"  # the layer's tag is the base's + -harness
+        return f"build it with `clawbench-sandbox build --tag {base} --harness {harness}`"
+    return (
+        f"build the harness's image with `clawbench-sandbox build --tag {image} --harness "
+        f"{harness}` and run with --image {harness_image(image, harness)}"
+    )
+
+
+def check_image(client: Any, image: str, harness: str | None) -> RunImage:
+    """The image a run or batch starts from: it exists and, for a harness run, holds that
+    harness (its io.clawbench.harness label); else EngineError naming the image and the build
+    command that makes it."""
+    found = local_image(client, image)
+    if found is None:
+        raise EngineError(f"image {image} is missing: {build_fix(image, harness)}")
+    image_id, labels = found
+    held = labels.get(HARNESS_LABEL)
+    if harness is not None and held != harness:
+        has = f"its {HARNESS_LABEL} label is {held!r}" if held else f"no {HARNESS_LABEL} label"
+        raise EngineError(
+            f"image {image} does not hold the {harness} harness ({has}): "
+            f"{build_fix(image, harness)}"
+        )
+    return RunImage(image, image_id, labels)

@@ -14,15 +14,21 @@ from typing import Any
 
 from sandbox.container.contract import AGENT_GID, AGENT_HOME, AGENT_NOFILE, AGENT_OUT, AGENT_UID
 
-_SIZE = re.compile(r"^(\d+)([kmg]?)$", re.IGNORECASE)
-_UNIT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_SIZE = re.compile(r"^(\d+)([kmg])b?$", re.IGNORECASE)
+_UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 def parse_size(text: str) -> int:
-    """Bytes from '512m', '2g', '4096'; ValueError names the accepted forms."""
-    m = _SIZE.match(text.strip())
+    """Bytes from '512m', '2g', '64k' (a unit is required: a bare '4' would be 4 bytes, never
+    what was meant); ValueError says what to write instead."""
+    value = text.strip()
+    if value.isdigit():
+        raise ValueError(
+            f"{text!r} has no unit: write {value}g for {value} GiB or {value}m for MiB"
+        )
+    m = _SIZE.match(value)
     if not m or int(m.group(1)) == 0:
-        raise ValueError(f"{text!r} is not a size (use e.g. 512m, 2g, or bytes)")
+        raise ValueError(f"{text!r} is not a size (write e.g. 512m or 2g)")
     return int(m.group(1)) * _UNIT[m.group(2).lower()]
 
 

@@ -7,6 +7,8 @@ and the /my-info/ files are world-readable and nobody's to write.
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -30,6 +32,20 @@ from sandbox.host.docker_api import FileEntry
 from sandbox.runs.agentview import AgentView
 
 HARNESS_NAMES = {"null": "null", "scripted": "scripted", "cmd": "custom"}
+
+_NEEDS_SHELL = re.compile(r"[|&;<>()$`\\*?\[\]{}#~!\n]|^\s*[A-Za-z_][A-Za-z0-9_]*=")
+"""Shell syntax: operators, expansions, globs, comments, a leading VAR=value."""
+
+
+def command_argv(command: str) -> list[str]:
+    """--agent-cmd's argv: a simple command (words, quoted or not) is executed as it is, so its
+    launcher sees a missing or unexecutable program; one that needs a shell runs under
+    /bin/sh -c, and then the shell is the agent: what it fails to run is its own doing."""
+    if _NEEDS_SHELL.search(command) is None:
+        words = shlex.split(command)
+        if words:
+            return words
+    return ["/bin/sh", "-c", command]
 
 
 @dataclass(frozen=True)
@@ -61,7 +77,7 @@ class AgentChoice:
         else:
             if not self.command:
                 raise ValueError("--agent-cmd needs a command")
-            argv = ["/bin/sh", "-c", self.command]
+            argv = command_argv(self.command)
         return AgentSpec(kind=self.kind, argv=argv)
 
 

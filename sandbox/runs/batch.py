@@ -25,6 +25,7 @@ from proxy_addon.records.interception import RecordError
 from proxy_addon.records.layout import runs_of
 from proxy_addon.records.outcome import is_infra_category
 from proxy_addon.records.runmeta import read_run_meta
+from sandbox.runs.pipeline import RunOutcome
 
 
 def say(message: str) -> None:
@@ -103,6 +104,7 @@ def batch_summary(
     jobs: list[BatchJob],
     interrupted: bool,
     placeholders: list[str] | None = None,
+    invalid: list[str] | None = None,
 ) -> BatchSummary:
     """The batch-summary.json of a finished (or interrupted) batch."""
     return BatchSummary(
@@ -117,7 +119,18 @@ def batch_summary(
         jobs=jobs,
         totals=totals(jobs),
         placeholders_skipped=placeholders or [],
+        invalid_skipped=invalid or [],
     )
 
 
-__all__ = ["batch_summary", "finished_job", "job_of", "run_all", "say"]
+def done_line(outcome: RunOutcome) -> str:
+    """How a run ended, for the console's line per run: its category and why (an infra
+    failure's reason in full, on one line)."""
+    ending = outcome.ending
+    why = str(ending.stop_reason)
+    if ending.failure_reason:
+        why += ": " + " ".join(ending.failure_reason.split())
+    return f"{ending.category} ({why})"
+
+
+__all__ = ["batch_summary", "done_line", "finished_job", "job_of", "run_all", "say"]

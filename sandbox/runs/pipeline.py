@@ -169,7 +169,6 @@ def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) 
         setup_failure=setup_failure,
         exit_code=ex.exit_code,
         host_timeout=ex.host_timeout,
-        agent_requests=_requests_seen(run.data),
     )
     record_not_intercepted(run.data, ending, run.task)
     write_meta(run, ending, intercepted, blocks)
@@ -181,15 +180,6 @@ def _intercepted(data: Path) -> bool:
         return read_interception(data / "interception.json").intercepted
     except RecordError:
         return False
-
-
-def _requests_seen(data: Path) -> int:
-    """Lines in requests.jsonl: one per request of the agent's that the proxy saw."""
-    try:
-        with (data / "requests.jsonl").open("rb") as log:
-            return sum(1 for line in log if line.strip())
-    except OSError:  # none: the proxy never started, or saw nothing and never created it
-        return 0
 
 
 def _unexpected(run: PreparedRun, error: Exception) -> str:

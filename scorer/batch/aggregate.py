@@ -19,7 +19,14 @@ from typing import Any
 
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
-from scorer.batch.rescore_summary import Counts, Entry, LeaderboardRow, Summary, TaskRow
+from scorer.batch.rescore_summary import (
+    NOT_JUDGED,
+    Counts,
+    Entry,
+    LeaderboardRow,
+    Summary,
+    TaskRow,
+)
 from scorer.batch.scored_run import RunKey, ScoredRun
 from scorer.models_yaml import Price
 from scorer.stats import wilson_interval
@@ -92,7 +99,8 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     rechecked = Counter(o.recheck.status for o in counted if o.stage.intercepted)
     c.n_intercepted += sum(o.credited for o in counted)
     c.n_body_unverified += sum(o.credited and o.stage.body_unverified for o in counted)
-    c.n_passed += sum(o.final_pass for o in counted)
+    # Without a judge nothing is passed, not even an interception: no count at all.
+    c.n_passed = (c.n_passed or 0) + sum(o.final_pass for o in counted) if judged else None
     c.n_judge_match += categories["passed"]
     c.n_judge_mismatch += categories["judge_mismatch"]
     c.n_judge_error += categories["judge_error"]
@@ -103,8 +111,8 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     c.n_recheck_skipped += rechecked["skipped"]
     c.pass_rate_stage1_only = _rate(c.n_intercepted, c.n_total)
     c.pass_rate_stage1_only_ci = _interval(c.n_intercepted, c.n_total)
-    c.pass_rate_with_judge = _rate(c.n_passed, c.n_total) if judged else None
-    c.pass_rate_with_judge_ci = _interval(c.n_passed, c.n_total) if judged else None
+    c.pass_rate_with_judge = _rate(c.n_passed or 0, c.n_total) if judged else None
+    c.pass_rate_with_judge_ci = _interval(c.n_passed or 0, c.n_total) if judged else None
 
 
 def _interval(n: int, total: int) -> list[float] | None:
@@ -193,7 +201,6 @@ def _entry(
     )
     _count(counted, counts, opts.judged)
     counts.agent_usage = usage_totals(runs, opts.prices or {})
-    passed = counts.n_passed if opts.judged else counts.n_intercepted
     dataset = opts.dataset or "unknown"
     entry = Entry(
         **counts.model_dump(),
@@ -202,7 +209,7 @@ def _entry(
         dataset=dataset,
         wall_hours=round(elapsed / 3600, 4),
         missing=missing,
-        leaderboard=_leaderboard_row(key, dataset, passed, n_total, elapsed, counts)
+        leaderboard=_leaderboard_row(key, dataset, _judge_label(opts), n_total, elapsed, counts)
         if identified
         else None,
         judge_pass_rates=_judge_rates(counted, opts.judges, n_total),
@@ -211,22 +218,40 @@ def _entry(
     return _EntryScore(entry, counted, rows)
 
 
+def _judge_label(opts: SummaryOptions) -> str:
+    """Who decided final_pass: the judge, `majority of a, b, c` for several, or NOT_JUDGED."""
+    if not opts.judged:
+        return NOT_JUDGED
+    judges = list(opts.judges) or [opts.judge_model or "unknown"]
+    return judges[0] if len(judges) == 1 else f"{opts.decide} of {', '.join(judges)}"
+
+
 def _leaderboard_row(
-    key: tuple[str, str], dataset: str, passed: int, n_total: int, elapsed_s: float, c: Counts
+    key: tuple[str, str],
+    dataset: str,
+    judge: str,
+    n_total: int,
+    elapsed_s: float,
+    c: Counts,
 ) -> LeaderboardRow:
-    low, high = wilson_interval(passed, n_total) if n_total else (0.0, 0.0)
-    return LeaderboardRow(
+    """The entry's CSV row; without a judge its pass columns are empty (nothing is passed)."""
+    row = LeaderboardRow(
         model=key[0],
         harness=key[1],
         dataset=dataset,
-        passed=passed,
+        passed=c.n_passed,
         total=n_total,
-        pass_rate=f"{100 * passed / n_total:.2f}" if n_total else "0.00",
+        pass_rate="",
         wall_hours=f"{elapsed_s / 3600:.2f}",
-        pass_rate_ci_low=f"{100 * low:.2f}",
-        pass_rate_ci_high=f"{100 * high:.2f}",
+        intercepted=c.n_intercepted,
+        judge=judge,
         **leaderboard_columns(c.agent_usage),
     )
+    if c.n_passed is not None:
+        low, high = wilson_interval(c.n_passed, n_total) if n_total else (0.0, 0.0)
+        row.pass_rate = f"{100 * c.n_passed / n_total:.2f}" if n_total else "0.00"
+        row.pass_rate_ci_low, row.pass_rate_ci_high = f"{100 * low:.2f}", f"{100 * high:.2f}"
+    return row
 
 
 def _judge_rates(counted: list[ScoredRun], judges: Sequence[str], n: int) -> dict[str, float]:

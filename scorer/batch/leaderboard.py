@@ -1,6 +1,7 @@
 """The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
 then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
-agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs).
+agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs),
+then intercepted,judge. A row without a judge has empty pass columns and judge "not judged".
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
 one, others are kept, and the file is rewritten atomically with every column. A file written
@@ -24,6 +25,8 @@ LEADERBOARD_COLUMNS = (
     "agent_input_tokens",
     "agent_output_tokens",
     "agent_cost_usd",
+    "intercepted",
+    "judge",
 )
 
 
@@ -86,7 +89,7 @@ def merge_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
     new: dict[tuple[str, str, str], dict[str, str]] = {}
     for row in rows:
-        r = {k: str(row.get(k, "")) for k in LEADERBOARD_COLUMNS}
+        r = {k: "" if row.get(k) is None else str(row.get(k, "")) for k in LEADERBOARD_COLUMNS}
         new[_key(r)] = r
     merged = [r for r in existing if _key(r) not in new] + list(new.values())
     try:

@@ -28,17 +28,24 @@ class Tokens(BaseModel):
     output_tokens: int = 0
 
 
+NOT_JUDGED = "not judged"
+"""The leaderboard row's judge when no judge gave verdicts (Stage 1 only)."""
+
+
 class LeaderboardRow(BaseModel):
     """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
-    rate's Wilson 95% interval (all rates in percent, 2 decimals) and the agents' tokens and cost
-    ("" in rows written before, and where unknown)."""
+    rate's Wilson 95% interval (all rates in percent, 2 decimals), the agents' tokens and cost
+    ("" in rows written before, and where unknown), the intercepted count and the judge.
+
+    Without a judge nothing is passed: passed is None and the pass columns are empty, judge is
+    NOT_JUDGED."""
 
     model_config = _FORBID
 
     model: str
     harness: str
     dataset: str
-    passed: int
+    passed: int | None
     total: int
     pass_rate: str
     wall_hours: str
@@ -47,6 +54,12 @@ class LeaderboardRow(BaseModel):
     agent_input_tokens: str = ""  # "" when no run recorded usage
     agent_output_tokens: str = ""
     agent_cost_usd: str = ""  # 4 decimals; "" unless every run with usage is priced
+    intercepted: int | None = None  # None in rows written before it was a column
+    judge: str = ""  # the deciding judge, NOT_JUDGED for Stage 1 only; "" in rows written before
+
+    @property
+    def judged(self) -> bool:
+        return self.passed is not None
 
 
 class AgentUsageTotals(BaseModel):
@@ -74,7 +87,7 @@ class Counts(BaseModel):
     n_runs: int = 0
     n_intercepted: int = 0
     n_body_unverified: int = 0  # of n_intercepted: credited with a body the proxy could not read
-    n_passed: int = 0
+    n_passed: int | None = 0  # None: not judged (Stage 1 only), so nothing is passed
     n_judge_match: int = 0
     n_judge_mismatch: int = 0
     n_judge_error: int = 0

@@ -4,6 +4,7 @@ without passing (the agent said "done" and nothing, or the wrong thing, was comm
 
 from __future__ import annotations
 
+from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.html_report.leaderboard import ranked
 from scorer.html_report.load import Report
 from scorer.html_report.markup import Markup, el
@@ -32,7 +33,7 @@ def claims(report: Report) -> Markup | None:
         if not runs:
             continue
         intercepted = sum(r.row.intercepted for r in claimed)
-        passed = sum(r.row.final_pass for r in claimed)
+        passed = sum(r.row.final_pass for r in claimed) if e.judged else NOT_JUDGED
         label = entry_label(e, several)
         cells = [label, len(runs), len(claimed), intercepted, passed]
         tds = [el("td", c, class_="num" if i else None) for i, c in enumerate(cells)]

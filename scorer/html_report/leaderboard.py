@@ -3,7 +3,7 @@ model (N -> intercepted -> judge match), one row or card per (batch, model, harn
 
 from __future__ import annotations
 
-from scorer.batch.rescore_summary import AgentUsageTotals
+from scorer.batch.rescore_summary import NOT_JUDGED, AgentUsageTotals
 from scorer.html_report.load import EntryView, Report
 from scorer.html_report.markup import Markup, el, percent
 from scorer.html_report.matrix import entry_label
@@ -13,11 +13,14 @@ BAR_WIDTH = 180
 
 def ranked(report: Report) -> list[EntryView]:
     """Every entry of every batch, best pass rate first (ties: more passes, then by name);
-    judged entries before Stage-1-only ones, whose rate is only an upper bound of a pass rate."""
+    judged entries before Stage-1-only ones, which have no pass rate (by interceptions)."""
     entries = [e for b in report.batches for e in b.entries]
-    return sorted(
-        entries, key=lambda e: (not e.judged, -e.rate, -e.passed, e.entry.model, e.entry.harness)
-    )
+
+    def key(e: EntryView) -> tuple[bool, float, int, float, str, str]:
+        rate, passed = e.rate or 0.0, e.passed or 0
+        return (not e.judged, -rate, -passed, -e.intercepted_rate, e.entry.model, e.entry.harness)
+
+    return sorted(entries, key=key)
 
 
 def interval_bar(rate: float, interval: tuple[float, float] | None) -> Markup:
@@ -72,6 +75,8 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
         c = e.entry
         interval = e.interval
         ci_text = f"{percent(interval[0])} – {percent(interval[1])}" if interval else ""
+        rate = None if e.rate is None else percent(e.rate)
+        bar = None if e.rate is None else interval_bar(e.rate, interval)
         rows.append(
             el(
                 "tr",
@@ -87,13 +92,13 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 el("td", e.batch.path.name, class_="muted nowrap") if several_batches else None,
                 el(
                     "td",
-                    el("span", e.passed, class_="passed"),
+                    el("span", NOT_JUDGED if e.passed is None else e.passed, class_="passed"),
                     " / ",
                     el("span", c.n_total, class_="total"),
                     class_="num",
                 ),
-                el("td", percent(e.rate), class_="num rate"),
-                el("td", interval_bar(e.rate, interval), el("div", ci_text, class_="ci-text")),
+                el("td", rate or NOT_JUDGED, class_="num rate"),
+                el("td", bar, el("div", ci_text, class_="ci-text")),
                 el("td", c.n_intercepted, class_="num"),
                 el("td", c.n_judge_error if e.judged else "—", class_="num"),
                 el("td", c.n_infra_failure, class_="num"),

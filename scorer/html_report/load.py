@@ -52,20 +52,33 @@ class EntryView:
         return [r for r in self.batch.runs if row_entry(r.row) == own]
 
     @property
-    def passed(self) -> int:
-        """Passes as the leaderboard counts them (Stage 1 alone when nothing was judged)."""
-        if self.entry.leaderboard is not None:
+    def passed(self) -> int | None:
+        """Passes as the leaderboard counts them; None when nothing was judged (Stage 1 only:
+        an interception is no pass)."""
+        if not self.judged:
+            return None
+        if self.entry.leaderboard is not None and self.entry.leaderboard.passed is not None:
             return self.entry.leaderboard.passed
-        return self.entry.n_passed if self.judged else self.entry.n_intercepted
+        return self.entry.n_passed or 0
 
     @property
-    def rate(self) -> float:
+    def rate(self) -> float | None:
+        """The pass rate; None when not judged."""
+        if self.passed is None:
+            return None
         return self.passed / self.entry.n_total if self.entry.n_total else 0.0
 
     @property
+    def intercepted_rate(self) -> float:
+        return self.entry.n_intercepted / self.entry.n_total if self.entry.n_total else 0.0
+
+    @property
     def interval(self) -> tuple[float, float] | None:
-        """The pass rate's 95% interval: the summary's when it has one, else Wilson's here."""
-        key = "pass_rate_with_judge_ci" if self.judged else "pass_rate_stage1_only_ci"
+        """The pass rate's 95% interval: the summary's when it has one, else Wilson's here;
+        None when not judged."""
+        if self.passed is None:
+            return None
+        key = "pass_rate_with_judge_ci"
         given = _interval(self.raw.get(key))
         if given is None and len(self.batch.entries) == 1:
             given = _interval(self.batch.raw.get(key))  # the batch's totals are this entry's

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.html_report.details import run_outcome, swatch
 from scorer.html_report.load import EntryView, Report, row_entry
 from scorer.html_report.markup import Markup, el
-from scorer.html_report.outcomes import OUTCOMES, outcome
+from scorer.html_report.outcomes import INTERCEPTED, OUTCOMES, outcome
 
 Cell = tuple[str, str | None]  # (outcome key, anchor of the run's details or None)
 
@@ -95,11 +96,17 @@ def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
                 data_task=task,
             )
         )
-    totals = []
+    passed, intercepted = [], []
     for e in entries:
         counts = Counter(key for key, _ in grid.get(e.key, {}).values())
-        totals.append(el("th", counts["passed"], title="runs passed", class_="num"))
-    foot = el("tr", el("th", "passed", class_="task"), totals, el("th", ""))
+        shown = counts["passed"] if e.judged else NOT_JUDGED
+        passed.append(el("th", shown, title="runs passed", class_="num", data_passed=shown))
+        n = sum(counts[k] for k in INTERCEPTED)
+        intercepted.append(el("th", n, title="runs intercepted", class_="num", data_intercepted=n))
+    foot = [
+        el("tr", el("th", "intercepted", class_="task"), intercepted, el("th", "")),
+        el("tr", el("th", "passed", class_="task"), passed, el("th", "")),
+    ]
     table = el("table", el("thead", head), el("tbody", rows), el("tfoot", foot), class_="matrix")
     return el("div", table, class_="matrix-wrap")
 

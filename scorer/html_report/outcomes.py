@@ -37,6 +37,8 @@ OUTCOMES = (
 )
 BY_KEY = {o.key: o for o in OUTCOMES}
 NOT_INTERCEPTED = tuple(o.key for o in OUTCOMES if o.key.startswith("nx-"))
+INTERCEPTED = ("passed", "intercepted", "judge_mismatch", "judge_error")
+"""The outcomes of a run the proxy intercepted (Stage 1 credit)."""
 _CATEGORIES = ("passed", "intercepted", "judge_mismatch", "judge_error", "infra_failure")
 
 
@@ -60,4 +62,12 @@ def outcome(key: str) -> Outcome:
     return BY_KEY[key]
 
 
-__all__ = ["BY_KEY", "NOT_INTERCEPTED", "OUTCOMES", "Outcome", "outcome", "outcome_key"]
+__all__ = [
+    "BY_KEY",
+    "INTERCEPTED",
+    "NOT_INTERCEPTED",
+    "OUTCOMES",
+    "Outcome",
+    "outcome",
+    "outcome_key",
+]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proxy_addon.records.atomic import write_bytes_atomic
 from scorer.html_report.claims import claims
 from scorer.html_report.details import run_details
 from scorer.html_report.generic import value_html
@@ -160,8 +161,8 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
 
 
 def write_report(report: Report, out: Path, title: str = "ClawBench report") -> Path:
-    """Render and write the report to out (UTF-8); returns out."""
-    out.write_text(render_report(report, title), encoding="utf-8")
+    """Render and write the report to out (UTF-8, atomically: never half a page); returns out."""
+    write_bytes_atomic(out, render_report(report, title).encode("utf-8"), durable=False)
     return out
 
 

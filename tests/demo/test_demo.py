@@ -12,14 +12,19 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -30,38 +35,34 @@ from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
-from sandbox.demo.local import find_chromium
-from sandbox.demo.scenarios import PLAN, PlanError, autopilot, curl_script, load_plan, python_script
+from sandbox.demo.chromium import find_chromium
+from sandbox.demo.sandboxed import Images, SandboxSetup, chromium_command, model_ports, request_for
+from sandbox.demo.scenarios import (
+    HARNESSES,
+    MODEL,
+    PLAN,
+    PlanError,
+    autopilot,
+    chromium_url,
+    curl_script,
+    load_plan,
+    python_script,
+)
 from sandbox.demo.show import commits_reaching_site
-from sandbox.demo.site import Received
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
+from sandbox.demo.site import HOSTS, Received
+from sandbox.demo.world import DemoWorld
+from sandbox.scripted_models.judge import JudgeServer
 from tests.conftest import TEST_CASES, require
+from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
+from tests.support.interrupt import interruptible
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
-KEY = "sk-demo-test-5b1f7e0c2a9d4c3e"
-
-WRONG_MARKERS = (
-    '"size":"medium"',  # 001: the medium mug
-    '"rating":"5"',  # 002: five stars
-    '"filename":"","content_type":"application/octet-stream","size":0',  # 003: no resume
-    '"list":"weekly-digest"}',  # 010: unsubscribed from the wrong list
-)
-"""What the scripted judge calls a mismatch, in the compact request dump it is shown."""
-
-
-def _judge(call: JudgeCall) -> Reply:
-    """A stand-in for the LLM: mismatch iff the request between the markers is a wrong one."""
-    found = re.search(r"<<<REQUEST (\w+)>>>\n(.*)\n<<<END REQUEST \1>>>", call.user, re.S)
-    assert found, call.user
-    wrong = next((m for m in WRONG_MARKERS if m in found.group(2)), None)
-    return verdict(wrong is None, f"found {wrong}" if wrong else "as asked")
 
 
 @pytest.fixture
 def judge() -> Iterator[JudgeServer]:
-    server = start_judge_server()
-    server.script(_judge)
+    server = start_demo_judge()
     yield server
     server.close()
 
@@ -115,11 +116,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     require(find_chromium() is not None, "headless Chromium")
     require(shutil.which("curl") is not None, "curl")
     require(find_browser_use() is not None, "browser-use (scripts/setup.sh --with-browser-use)")
-    models = tmp_path / "models.yaml"
-    models.write_text(
-        f"loop:\n  base_url: {judge.base_url}\n  api_type: openai-completions\n"
-        "  api_key: ${DEMO_JUDGE_KEY}\n"
-    )
+    models = judge_models_yaml(tmp_path / "models.yaml", judge)
     os.environ["DEMO_JUDGE_KEY"] = KEY
     try:
         proc, batch = _run_demo(tmp_path, "--models-yaml", str(models), "--judge-model", "loop")
@@ -239,6 +236,11 @@ BAD_INPUTS = {
         "none.yaml: not found",
     ),
     "unknown judge": (lambda t: ["--judge-model", "nosuch"], "judge model 'nosuch' not found"),
+    "image without sandbox": (lambda t: ["--image", "x"], "--image goes with --sandbox"),
+    "real model in the sandbox": (
+        lambda t: ["--sandbox", "--agent-model", "x"],
+        "--agent-model goes without --sandbox: the sandbox demo's network is internal",
+    ),
     "default judge, no key": (
         lambda t: ["--judge-model", "deepseek-v4-pro", "--models-yaml", str(t / "empty.yaml")],
         "DEEPSEEK_API_KEY is not set",
@@ -288,7 +290,7 @@ def test_an_interrupted_demo_stops_every_process_and_says_so(tmp_path: Path, sig
     home.mkdir()
     env = {**_env(tmp_path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
     demo = subprocess.Popen(
-        [str(DEMO), "--out", str(out), "--no-judge"],
+        interruptible([DEMO, "--out", out, "--no-judge"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -381,3 +383,99 @@ def test_a_commit_reaching_the_site_is_reported() -> None:
     assert commits_reaching_site([page, leaked], runs) == [
         "010-news-unsubscribe-quick: POST https://news.clawbench.test/newsletter/unsubscribe"
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "category"),
+    [
+        ("not a program\n", "infra_failure"),  # executable, but no #! and no ELF: ENOEXEC
+        ("#!/bin/sh\nsleep 1; exit 127\n", "model_not_intercepted"),  # it ran, then chose 127
+    ],
+    ids=["exec-fails", "exits-127"],
+)
+def test_the_demo_decides_could_not_be_executed_as_the_sandbox_does(
+    tmp_path: Path, program: str, category: str
+) -> None:
+    from mitmproxy.certs import CertStore
+
+    from sandbox.demo.local import Setup, execute
+
+    chromium = tmp_path / "bin" / "chromium"
+    chromium.parent.mkdir()
+    chromium.write_text(program)
+    chromium.chmod(0o755)
+    run = next(r for r in load_plan(CORPUS, ("chromium",)))
+    CertStore.from_store(tmp_path / "conf", "mitmproxy", 2048)
+    setup = Setup(tmp_path / "batch", [], tmp_path / "conf", "20260101_000000", str(chromium))
+    ending = execute(run, setup).outcome.ending
+    assert (ending.stop_reason, ending.category) == ("agent_exited", category)
+    if category == "infra_failure":
+        assert ending.failure_reason == (
+            f"agent command could not be executed: {chromium}: Exec format error (errno 8)"
+        )
+
+
+def _sandbox_setup(tmp_path: Path, runs: list) -> Any:
+    """The sandbox demo's setup around a world at a made-up address (no Docker here)."""
+    world = DemoWorld(
+        client=None, network=SimpleNamespace(name="net-x"), site=None, address="10.9.8.7"
+    )  # type: ignore[arg-type]
+    images = Images("img:t", "img:t-browser-use", HARNESSES, ())
+    return SandboxSetup(
+        None,  # type: ignore[arg-type]
+        images,
+        tmp_path,
+        "20260101-000000",
+        threading.Event(),
+        batch_id="b-1",
+        world=world,
+        model_ports=model_ports(runs),
+    )
+
+
+def test_each_sandbox_run_is_wired_to_the_site_and_its_own_model(tmp_path: Path) -> None:
+    runs = load_plan(CORPUS)
+    setup = _sandbox_setup(tmp_path, runs)
+    site = "http://10.9.8.7:8080"
+    ports = iter((9001, 9002))
+    for i, run in enumerate(runs):
+        req = request_for(i, run, setup)
+        routes = req.mitm_options["clawbench_route"]
+        assert [f"{h}={site}" for h in (*HOSTS, "*")] == routes[-len(HOSTS) - 1 :]
+        assert req.mitm_options["clawbench_allow_private"] == ["10.9.8.7/32"]
+        assert (req.network, req.out, req.ts, req.model) == ("net-x", tmp_path, setup.ts, MODEL)
+        assert req.labels == {"io.clawbench.batch": "b-1"} and req.harness == run.harness
+        if run.harness == "browser-use":
+            port = next(ports)
+            assert req.image == "img:t-browser-use" and req.agent.kind == "harness"
+            assert routes[0] == f"model.clawbench.test=http://10.9.8.7:{port}"
+            assert req.mitm_options["clawbench_model_hosts"] == [f"model.clawbench.test:{port}"]
+            assert req.env["CLAWBENCH_AGENT_BASE_URL"] == f"http://model.clawbench.test:{port}/v1"
+            assert req.env["CLAWBENCH_AGENT_MAX_STEPS"] == "8"
+            continue
+        assert req.image == "img:t" and len(routes) == len(HOSTS) + 1
+        assert "clawbench_model_hosts" not in req.mitm_options
+        if run.harness == "chromium":
+            assert req.agent.command == chromium_command(run)
+            assert shlex.split(req.agent.command)[-1] == chromium_url(run)
+        elif run.harness == "curl":
+            assert req.agent.command == curl_script(run)
+        else:
+            assert (
+                req.agent.kind == "scripted" and req.agent.script[-1].url == run.request["url"]
+                if run.request
+                else True
+            )
+
+
+def test_the_python_agent_in_the_sandbox_attaches_files_from_my_info() -> None:
+    run = next(
+        r
+        for r in load_plan(CORPUS)
+        if r.slug == "003-jobs-apply-backend" and r.harness == "chromium"
+    )
+    sent = python_script(replace(run, harness="python"), info_dir="/my-info")[-1]
+    assert sent.files is not None and sent.files["resume"].path == "/my-info/resume.pdf"
+    assert python_script(run)[-1].files["resume"].path == str(
+        run.task_dir / "extra_info" / "resume.pdf"
+    )

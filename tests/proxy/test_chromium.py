@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.demo.local import CHROMIUM_FLAGS
+from sandbox.demo.chromium import CHROMIUM_FLAGS
 from tests.conftest import require
 from tests.proxy.conftest import SHOP, WWW, Run, write_task
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,24 @@ def _multipart(first: str, last: str) -> tuple[str, bytes]:
 
 
 MULTIPART_TYPE, MULTIPART_BODY = _multipart("AAA", "BBB")
+PART_TYPE = "multipart/form-data; boundary=XYZ"
+WERKZEUG = (
+    "multipart part names read as Werkzeug (Flask) reads them: the last name=, name* decoded, "
+    "quoted-pairs undone"
+)
+
+
+def _part(disposition: str) -> bytes:
+    """A one-part body whose part Flask reads as item=mug and Python's email package not."""
+    return f"--XYZ\r\nContent-Disposition: {disposition}\r\n\r\nmug\r\n--XYZ--\r\n".encode()
+
+
+def _part_case(disposition: str) -> tuple[Any, ...]:
+    return (
+        ("/api/checkout", "POST", {"item": "mug"}, None), "POST", "/api/checkout", [],
+        PART_TYPE, _part(disposition), ("checkout", "POST", "mug"), WERKZEUG,
+    )  # fmt: skip
+
 
 # (task, method, target, extra headers, content type, body, handler and value it reads,
 #  the equivalence interception.json names)
@@ -62,6 +81,11 @@ CASES = {
         MULTIPART_TYPE, MULTIPART_BODY, ("checkout", "POST", "mug"),
         "multipart read with boundary=BBB",
     ),
+    "a part name given twice": _part_case('form-data; name="other"; name="item"'),
+    "a part name in other case": _part_case('form-data; NAME="other"; Name="item"'),
+    "a part's name*": _part_case("form-data; name=\"other\"; name*=UTF-8''item"),
+    "a quoted-pair in a part name": _part_case('form-data; name="it\\em"'),
+    "a filename= Werkzeug does not read": _part_case('form-data; name="item"; filename ="x"'),
     "%2F in the path": (
         ("/api/checkout", "POST", {"item": "mug"}, None), "POST", "/api%2Fcheckout", [], FORM,
         b"item=mug", ("checkout", "POST", "mug"), "%2F in the path read as /",

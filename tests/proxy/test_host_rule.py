@@ -186,3 +186,25 @@ def test_a_transparent_request_to_an_unrouted_private_address_is_refused(arm) ->
     assert entry.refused == (
         "its destination 10.1.2.3 is private (allow it with clawbench_allow_private)"
     )
+
+
+def test_a_commit_to_a_name_that_does_not_resolve_is_blocked_and_credited(launch, tmp_path) -> None:
+    """A block needs no connection: the commit to a host with no address is the commit
+    (interception.json says the host did not resolve); any other request there stays refused."""
+    run = launch(write_task(tmp_path / "task", r"shop\.invalid/api/checkout"))
+    host = "shop.invalid"
+    other = exchange(run, post("/api/cart", f"Host: {host}"), f"{host}:443", tls=True, sni=host)
+    commit = exchange(run, post("/api/checkout", f"Host: {host}"), f"{host}:443", True, host)
+    assert other == commit == b""  # cut either way
+    rec = run.interception()
+    assert rec.request.host_unresolved and rec.request.url == f"https://{host}/api/checkout"
+    assert rec.request.body == {"item": "mug"} and rec.blocked_count == 1
+    cart, checkout = run.log()
+    assert cart.refused == f"its destination {host} has no address" and not cart.blocked
+    assert checkout.blocked and checkout.matched and checkout.refused is None
+    # names that disagree stay refused: the Host leads nowhere the CONNECT target does
+    run = launch(write_task(tmp_path / "task2", r"shop\.invalid/api/checkout"), name="data2")
+    exchange(run, post("/api/checkout", f"Host: {host}"), "elsewhere.invalid:443", True, host)
+    assert not (run.data / "interception.json").exists()
+    (entry,) = run.log()
+    assert entry.refused and entry.refused.startswith("Host shop.invalid leads to no address")

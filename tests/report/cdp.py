@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sandbox.demo.local import CHROMIUM_FLAGS
+from sandbox.demo.chromium import CHROMIUM_FLAGS
 
 
 class CdpError(RuntimeError):

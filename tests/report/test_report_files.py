@@ -158,16 +158,34 @@ def test_missing_and_broken_files_are_notes_not_failures(batches: Batches, tmp_p
     assert len(shown) == len(runs) + len(summary(out / batches.stage1.name)["tasks"])  # every run
 
 
-def test_cli_errors_are_one_line_and_exit_non_zero(
+def test_cli_errors_are_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = tmp_path / "batch-20260104-120000"
     reference_run(batch, "cart-00", task_json("cart-00"))
-    assert main([str(batch), "-o", str(tmp_path / "r.html")]) == 1
+    assert main([str(batch), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "run clawbench-score on it first" in err
     assert not (tmp_path / "r.html").exists()
-    assert main([str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 1
+    assert main([str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 2
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("nodir/r.html", "the directory {tmp}/nodir does not exist; create it first"),
+        (".", "is a directory; name a file, e.g. -o {tmp}/report.html"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_named_before_any_work(
+    batches: Batches, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, message: str
+) -> None:
+    out = tmp_path / where if where != "." else tmp_path
+    assert main([str(batches.out), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"clawbench-report: -o {out}: {message.format(tmp=tmp_path)}", err
+    assert "Errno" not in err
 
 
 @pytest.mark.parametrize(

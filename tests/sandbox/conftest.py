@@ -1,8 +1,9 @@
 """Fixtures for the sandbox tests: a Docker engine, the sandbox image, the closed test network.
 
 The image comes from CLAWBENCH_SANDBOX_IMAGE (CI builds it); without the variable, a session
-fixture builds clawbench-sandbox:test itself when an engine runs. Without an engine every Docker
-test skips, unless CLAWBENCH_CI=1 makes that a failure.
+fixture builds clawbench-sandbox:test itself when an engine runs, from a base image that is local
+or pullable. Without an engine, or without any base, every Docker test skips with one reason,
+unless CLAWBENCH_CI=1 makes that a failure.
 """
 
 from __future__ import annotations
@@ -59,9 +60,52 @@ def docker_client():
     return client
 
 
+BASE_IMAGES = ("clawbench-base:trixie", "python:3.12-slim")
+"""What the tests build their image from when CLAWBENCH_SANDBOX_IMAGE is unset, first found
+first: a local debootstrap base (as CI makes), else the default base, pulled if it can be."""
+
+
+def base_candidates() -> tuple[str, ...]:
+    """$CLAWBENCH_BASE_IMAGE alone when set, else BASE_IMAGES."""
+    named = os.environ.get("CLAWBENCH_BASE_IMAGE")
+    return (named,) if named else BASE_IMAGES
+
+
+def available_base(client: Any, candidates: tuple[str, ...]) -> str | None:
+    """The first candidate that is local or can be pulled; None when none is."""
+    import docker.errors
+
+    for name in candidates:
+        try:
+            client.images.get(name)
+            return name
+        except docker.errors.ImageNotFound:
+            pass
+        try:
+            client.images.pull(name)
+            return name
+        except docker.errors.APIError:  # no registry here, or no such image in it
+            continue
+    return None
+
+
+def no_image_reason(candidates: tuple[str, ...]) -> str:
+    """Why the Docker tests cannot run, and how to give them an image."""
+    return (
+        "a sandbox image (CLAWBENCH_SANDBOX_IMAGE is not set, and no base image to build one "
+        f"from is local or pullable: {', '.join(candidates)}; build one from a local base with "
+        "`.venv/bin/clawbench-sandbox build --base-image YOUR-LOCAL-DEBIAN --chromium --tag "
+        "clawbench-sandbox:test` and run the tests with "
+        "CLAWBENCH_SANDBOX_IMAGE=clawbench-sandbox:test, or name the base with "
+        "CLAWBENCH_BASE_IMAGE=YOUR-LOCAL-DEBIAN)"
+    )
+
+
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client) -> str:
-    """The image under test: $CLAWBENCH_SANDBOX_IMAGE, else built here once per session."""
+    """The image under test: $CLAWBENCH_SANDBOX_IMAGE, else built here once per session from a
+    base that is local or pullable; else every Docker test skips with one reason (CLAWBENCH_CI=1:
+    fails)."""
     import docker.errors
 
     name = os.environ.get("CLAWBENCH_SANDBOX_IMAGE")
@@ -73,12 +117,11 @@ def sandbox_image(docker_client) -> str:
         return name
     from sandbox.host.image import build_image
 
+    candidates = base_candidates()
+    base = available_base(docker_client, candidates)
+    require(base is not None, no_image_reason(candidates))
+    assert base is not None
     name = "clawbench-sandbox:test"
-    base = "clawbench-base:trixie"
-    try:
-        docker_client.images.get(base)
-    except docker.errors.ImageNotFound:
-        base = "python:3.12-slim"
     bundle = HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
     build_image(docker_client, tag=name, base_image=base, ca_bundle=bundle)
     return name

@@ -155,3 +155,34 @@ def test_the_agents_output_is_capped_in_its_log(
     log = outcome.run_dir / "data" / "agent.log"
     assert log.stat().st_size < 65 * 1024 * 1024
     assert b"agent output cut here" in log.read_bytes()[-200:]
+
+
+@pytest.mark.parametrize(
+    ("command", "category", "exec_error"),
+    [
+        # the launcher's exec fails before any of the agent's code runs: the sandbox's fault
+        ("no-such-harness --task x", "infra_failure", "no-such-harness: No such file or directory"),
+        ("/etc/hostname", "infra_failure", "/etc/hostname: Permission denied"),
+        # it started, worked, sent nothing and chose 127: the model's failure, no re-run
+        ("sh -c 'sleep 2; exit 127'", "model_not_intercepted", None),
+        (
+            "curl -sS -o /dev/null http://shop.clawbench.test/acted; no-such-tool",
+            "model_not_intercepted",
+            None,
+        ),
+    ],
+)
+def test_could_not_be_executed_is_the_launchers_word_never_the_agents_exit_status(
+    command, category, exec_error, docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    outcome, meta = _run(docker_client, internet, sandbox_image, tmp_path, command)
+    assert (outcome.ending.stop_reason, outcome.ending.category) == ("agent_exited", category)
+    assert meta["sandbox"]["agent_exit_code"] in (126, 127)
+    if exec_error is None:
+        assert meta["sandbox"]["agent_exec_error"] is None
+        assert "failure_reason" not in meta
+    else:
+        assert meta["sandbox"]["agent_exec_error"].startswith(exec_error)
+        assert meta["failure_reason"].startswith(
+            f"agent command could not be executed: {exec_error}"
+        )

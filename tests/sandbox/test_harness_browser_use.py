@@ -9,6 +9,7 @@ the right order and fails the wrong one.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import BROWSER_USE
+from sandbox.host.image import HARNESS_VERSION_LABEL
 from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
 from scorer.cli import main as score_main
 from tests.sandbox.conftest import CASES
@@ -28,6 +30,7 @@ from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer, harness
 pytestmark = pytest.mark.docker
 KEY = "sk-browser-use-test-0123456789"
 CASE = CASES / "form-order"
+STALE = "browser-use==0.0.1"
 
 
 def _steps(qty: str) -> list[dict[str, Any]]:
@@ -47,6 +50,16 @@ def _steps(qty: str) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def bu_image(docker_client, sandbox_image) -> str:
     return harness_layer(docker_client, sandbox_image, BROWSER_USE)
+
+
+@pytest.fixture(scope="module")
+def stale_bu_image(docker_client, bu_image) -> Iterator[str]:
+    """The harness image labelled as an older build of it (what a stale image says of itself)."""
+    tag = f"{bu_image}-stale"
+    dockerfile = f"FROM {bu_image}\nLABEL {HARNESS_VERSION_LABEL}={STALE}\n"
+    docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    yield tag
+    docker_client.images.remove(tag)
 
 
 @pytest.fixture
@@ -121,7 +134,7 @@ def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Pa
 
 
 def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
-    bu_image, internet, model_server, tmp_path, capsys
+    bu_image, stale_bu_image, internet, model_server, tmp_path, capsys
 ) -> None:
     models = _models_yaml(tmp_path)
 
@@ -132,7 +145,9 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
     for qty in ("2", "3"):
         server = model_server(_steps(qty))
         before = len(internet.log())
-        code, run_dir = _run(bu_image, internet, tmp_path / f"out-{qty}", models)
+        # the second run from an image that says it holds an older browser-use
+        image = bu_image if qty == "2" else stale_bu_image
+        code, run_dir = _run(image, internet, tmp_path / f"out-{qty}", models)
         assert code == 0, (run_dir / "data" / "agent.log").read_text()[-3000:]
         got = read_interception(run_dir / "data" / "interception.json")
         assert got.request is not None
@@ -143,8 +158,17 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         # stopped right after the blocked commit: it never got to say "done"
         claim = meta["agent_claim"]
         assert claim["success"] is None and claim["steps"] >= 2, meta
-        trace = (run_dir / "agent" / "trace.jsonl").read_text().splitlines()
-        assert [json.loads(line)["step"] for line in trace][:2] == [1, 2]
+        # harness_version is what the image says it holds, not this checkout's pins
+        assert meta["harness_version"] == (BROWSER_USE.version if qty == "2" else STALE)
+        # the trace ends with the step that sent the commit: its click, written as it started
+        trace = [json.loads(line) for line in (run_dir / "agent" / "trace.jsonl").open()]
+        assert [(t["step"], t["event"]) for t in trace][:4] == [
+            (1, "actions"), (1, "result"), (2, "actions"), (2, "result")
+        ]  # fmt: skip
+        last = trace[-1]["step"]
+        (acted,) = [t for t in trace if t["step"] == last and t["event"] == "actions"]
+        assert [list(a) for a in acted["actions"]] == [["click"]], trace[-2:]
+        assert trace[-1]["event"] in ("stopped", "result") and trace[-1]["step"] == last
         # what the proxy counted is what the model server reported
         usage = _usage(server)
         assert usage["calls"] >= 3 and not usage["errors"], usage

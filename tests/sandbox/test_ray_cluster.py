@@ -36,7 +36,7 @@ NODE_LABEL = "io.clawbench.ray-node"
 
 # One agent for every task: it proves it got the key (a hash, never the key) and acts on the
 # instruction: three commits that match, a wrong payload, an agent that gives up, and one that
-# cannot start (exit 127 before any request: an infra failure). A task whose instruction says
+# exits 127 before any request. A task whose instruction says
 # "Slowly" makes it wait $SLOW seconds first.
 AGENT = f"""printf %s "$CB_KEY" | sha256sum
 i=$(cat {INSTRUCTION_FILE})
@@ -191,8 +191,8 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
         )
     finally:
         judge.close()
-    assert local_code == 2  # f-cannot-start is an infra failure, in both
-    assert proc.returncode == 2, proc.stderr
+    assert local_code == 0
+    assert proc.returncode == 0, proc.stderr
     (local,) = local_out.glob("batch-*")
     (remote,) = ray_out.glob("batch-*")
     local_runs, ray_runs = _runs(local), _runs(remote)
@@ -219,7 +219,7 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
         "c-order": "passed",
         "d-wrong-payload": "model_not_intercepted",
         "e-gives-up": "model_not_intercepted",
-        "f-cannot-start": "infra_failure",
+        "f-cannot-start": "model_not_intercepted",  # the shell started: the agent's exit
     }
     nodes = {
         read_run_meta(run / "run-meta.json").model_extra["sandbox"]["node"]["ray_node_id"]
@@ -233,7 +233,7 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
     statuses = [{j["case"]: j["status"] for j in s["jobs"]} for s in summaries]
     assert statuses[0] == statuses[1] and summaries[1]["max_concurrent"] == 2
     rescore = json.loads((remote / "rescore-summary.json").read_text())
-    assert rescore["n_total"] == 6 and rescore["n_infra_failure"] == 1
+    assert (rescore["n_total"], rescore["n_intercepted"], rescore["n_infra_failure"]) == (6, 3, 0)
     # judged as the runs landed: before the slowest run (the agent that gives up) had ended
     slow = read_run_meta(ray_runs["e-gives-up"][0] / "run-meta.json")
     assert judged and min(judged) < slow.model_extra["sandbox"]["timings"]["agent_ended"]

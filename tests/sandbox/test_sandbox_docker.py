@@ -38,6 +38,7 @@ from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_request
+from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +118,39 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
     assert not any("build-ca.pem" in (layer.get("CreatedBy") or "") for layer in history)
 
 
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_harness_runs_only_from_an_image_that_holds_it(
+    command, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    """--harness with an image without that harness's layer (or no image at all): one error
+    naming the image and the build command that makes one, before any container or run dir."""
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "m:\n  base_url: http://model.test/v1\n  api_type: openai-completions\n  api_key: k\n"
+    )
+    target = CASES / "quick-null" if command == "run" else CASES
+    harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
+    missing = f"{sandbox_image}-nothing-browser-use"
+    for image, why in (
+        (
+            sandbox_image,
+            f"image {sandbox_image} does not hold the browser-use harness (no "
+            "io.clawbench.harness label): build the harness's image with `clawbench-sandbox "
+            f"build --tag {sandbox_image} --harness browser-use` and run with --image "
+            f"{sandbox_image}-browser-use",
+        ),
+        (
+            missing,
+            f"image {missing} is missing: build it with `clawbench-sandbox build --tag "
+            f"{sandbox_image}-nothing --harness browser-use`",
+        ),
+    ):
+        out = tmp_path / "out"
+        code = sandbox_main([command, str(target), *harness, *_args(internet, image, out)])
+        assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
+        assert not list(out.rglob("*"))  # no run directory: nothing started
+
+
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     docker_client, sandbox_image, internet, tmp_path
 ) -> None:
@@ -180,8 +214,10 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert meta["sandbox"]["agent"] == {"kind": "scripted", "requests": 5}
 
     summary = json.loads((batch / "batch-summary.json").read_text())
-    assert summary["totals"]["passed"] == 1 and summary["max_concurrent"] == 2
-    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [(DEMO_CASE, "passed")]
+    # not judged: intercepted, never "passed" without a verdict
+    assert summary["totals"]["intercepted"] == 1 and summary["totals"]["passed"] == 0
+    assert summary["max_concurrent"] == 2
+    assert [(j["case"], j["status"]) for j in summary["jobs"]] == [(DEMO_CASE, "intercepted")]
     assert summary["elapsed_seconds"] >= 0 and summary["started_at"] < summary["finished_at"]
 
     scored = subprocess.run(
@@ -205,7 +241,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     resumed = json.loads((batch / "batch-summary.json").read_text())
     jobs = {j["case"]: j for j in resumed["jobs"]}
     assert jobs[DEMO_CASE]["resumed"] and jobs[DEMO_CASE]["run_dir"] == str(run)
-    assert jobs["shop-checkout"]["status"] == "passed" and not jobs["shop-checkout"]["resumed"]
+    assert jobs["shop-checkout"]["status"] == "intercepted" and not jobs["shop-checkout"]["resumed"]
     assert resumed["started_at"] == summary["started_at"]
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
     # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.
@@ -568,14 +604,20 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
         )
     )
 
+    (corpus / "broken").mkdir()
+    (corpus / "broken" / "task.json").write_text('{"instruction": "x", "eval_schema": {}}')
+
     def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
-        code = sandbox_main(["batch", str(corpus), *_args(internet, sandbox_image, out), *extra])
+        code = sandbox_main(
+            ["batch", str(corpus), *_args(internet, sandbox_image, out), "--skip-invalid", *extra]
+        )
         assert code == 0
         (batch_dir,) = out.glob("batch-*")
         return batch_dir, json.loads((batch_dir / "batch-summary.json").read_text())
 
     skipping, summary = batch(tmp_path / "default")
     assert summary["placeholders_skipped"] == ["placeholder"]
+    assert summary["invalid_skipped"] == ["broken"]
     assert [(j["case"], j["status"]) for j in summary["jobs"]] == [("quick-null", "failed")]
     assert [p.name.split("-none-")[0] for p in (skipping / "none").iterdir()] == ["null-quick-null"]
 
@@ -640,14 +682,16 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
     shutil.copytree(CASES / "quick-null", corpus / "quick-null")
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [
-            BIN / "clawbench-sandbox",
-            "batch",
-            str(corpus),
-            "--agent-cmd",
-            "sleep 600",
-            *_args(internet, sandbox_image, out),
-        ],
+        interruptible(
+            [
+                BIN / "clawbench-sandbox",
+                "batch",
+                str(corpus),
+                "--agent-cmd",
+                "sleep 600",
+                *_args(internet, sandbox_image, out),
+            ]
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ},
@@ -721,27 +765,6 @@ def test_stop_grace_reaches_the_harness_behind_a_shell(
     )
     assert outcome.ending.category == "intercepted"
     assert "flushed" in (outcome.run_dir / "data" / "agent.log").read_text()
-
-
-@pytest.mark.parametrize(
-    ("command", "category"),
-    [
-        ("no-such-harness --task x", "infra_failure"),
-        (
-            "curl -sS -o /dev/null http://shop.clawbench.test/acted; no-such-tool",
-            "model_not_intercepted",
-        ),
-    ],
-)
-def test_exit_127_is_infra_only_when_the_agent_never_reached_the_proxy(
-    command, category, docker_client, sandbox_image, internet, tmp_path
-) -> None:
-    outcome = _quick_cmd(docker_client, internet, sandbox_image, tmp_path, command)
-    meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    assert meta.model_extra["sandbox"]["agent_exit_code"] == 127
-    assert (meta.stop_reason, meta.result_category) == ("agent_exited", category)
-    if category == "infra_failure":
-        assert "could not be executed" in meta.model_extra["failure_reason"]
 
 
 def test_the_agent_starts_once_the_network_has_settled(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 import tarfile
 import threading
 import urllib.request
@@ -16,7 +17,7 @@ import pytest
 from proxy_addon.addon.launcher import ADDON
 from proxy_addon.records.batchsummary import status_of
 from proxy_addon.records.layout import find_task_dirs, new_run_dir, run_dir_name, runs_of
-from proxy_addon.records.outcome import Stopped, classify
+from proxy_addon.records.outcome import Category, Ending, Stopped, StopReason, classify
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import load_task, parse_task
 from sandbox.agents.request_script import ScriptError, load_script
@@ -30,6 +31,8 @@ from sandbox.container.trust import agent_env
 from sandbox.host.docker_api import FileEntry, files_tar
 from sandbox.host.image import build_context
 from sandbox.runs.agentview import agent_view, instruction_text, needs_submit_page
+from sandbox.runs.batch import done_line
+from sandbox.runs.pipeline import RunOutcome
 from sandbox.runs.record import redact_command
 from tests.support.upstream import start_upstream
 
@@ -211,10 +214,13 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
 # -- verdicts ------------------------------------------------------------------------------------
 
 
-def _report(reason: str, code: int | None = 0) -> Stopped:
+def _report(reason: str, code: int | None = 0, exec_error: str | None = None) -> Stopped:
     """How a container's report.json reaches classify."""
     report = SandboxReport(
-        stop_reason=reason, agent_exit_code=code, timings=Timings(entrypoint_started=0)
+        stop_reason=reason,
+        agent_exit_code=code,
+        agent_exec_error=exec_error,
+        timings=Timings(entrypoint_started=0),
     )
     return report.stopped()
 
@@ -253,20 +259,26 @@ def _report(reason: str, code: int | None = 0) -> Stopped:
             "container_failed",
             "container_failed",
         ),
+        (  # the launcher's exec failed: the agent never ran
+            {"intercepted": False, "stopped": _report("agent_exited", 127, "x: No such file")},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
         (
+            {"intercepted": False, "stopped": _report("agent_exited", 126, "x: Permission denied")},
+            "infra_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (  # it started and chose its status: 126 and 127 are the model's like any other
             {"intercepted": False, "stopped": _report("agent_exited", 127)},
-            "infra_failure",
+            "model_not_intercepted",
             "agent_exited",
             "agent_exited",
         ),
         (
-            {"intercepted": False, "stopped": _report("agent_exited", 126), "agent_requests": 0},
-            "infra_failure",
-            "agent_exited",
-            "agent_exited",
-        ),
-        (  # it ran and acted (a request), then its last command was not found: the model's
-            {"intercepted": False, "stopped": _report("agent_exited", 127), "agent_requests": 1},
+            {"intercepted": False, "stopped": _report("agent_exited", 126)},
             "model_not_intercepted",
             "agent_exited",
             "agent_exited",
@@ -311,7 +323,7 @@ def test_classify(kwargs, category, stop_reason, file_reason) -> None:
 @pytest.mark.parametrize(
     ("meta", "status"),
     [
-        ({"intercepted": True, "result_category": "intercepted"}, "passed"),
+        ({"intercepted": True, "result_category": "intercepted"}, "intercepted"),
         ({"intercepted": False, "result_category": "model_not_intercepted"}, "failed"),
         ({"intercepted": False, "result_category": "infra_failure"}, "error"),
         ({"intercepted": True, "judge_match": True, "final_pass": True}, "passed"),
@@ -470,6 +482,10 @@ QUICK = str(CASES / "quick-null")
         (["run", QUICK, "--agent-cmd", " "], "--agent-cmd: the command is empty"),
         (["run"], "required: TASK_DIR"),
         (["run", QUICK, "--memory", "lots"], "'lots' is not a size"),
+        (["run", QUICK, "--memory", "4"], "argument --memory: '4' has no unit: write 4g"),
+        (["batch", QUICK, "--disk", "512"], "argument --disk: '512' has no unit"),
+        (["run", QUICK, "--memory", "1m"], "argument --memory: 1m is below the least"),
+        (["run", QUICK, "--harness", "browser-use"], "--harness browser-use needs --model NAME"),
         (["run", QUICK, "--cpus", "0"], "must be a number of CPUs > 0"),
         (["run", QUICK, "--harness", "browser-use", "--model", "m"], "give --models-yaml FILE"),
         (["run", QUICK, "--harness", "claude-code", "--agent", "scripted"], "drop --agent"),
@@ -615,3 +631,45 @@ def test_a_bad_agent_price_stops_before_any_container(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert "entry 'agent-x' key 'price_per_million_tokens.output'" in err and str(models) in err
     assert not out.exists()
+
+
+def test_a_corpus_with_tasks_that_do_not_load_stops_before_anything_starts(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    # No engine at all: the corpus must be refused before Docker is even contacted.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CASES / "quick-null", corpus / "quick-null")
+    for name, doc in {
+        "bad-method": {"instruction": "x", "eval_schema": {"url_pattern": "a", "method": "SEND"}},
+        "not-json": "{",
+    }.items():
+        (corpus / name).mkdir()
+        text = doc if isinstance(doc, str) else json.dumps(doc)
+        (corpus / name / "task.json").write_text(text)
+    out = tmp_path / "out"
+    assert cli_main(["batch", str(corpus), "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("clawbench-sandbox: ") for line in lines)
+    assert f"{corpus}/bad-method/task.json: eval_schema.method" in lines[0]
+    assert f"{corpus}/not-json/task.json" in lines[1]
+    assert lines[2] == (
+        f"clawbench-sandbox: 2 of 3 tasks in {corpus} do not load (above); fix them "
+        f"(clawbench-tasks validate {corpus}) or pass --skip-invalid to run the rest"
+    )
+    assert not out.exists()
+
+
+def test_the_line_per_run_says_why_an_infra_failure_happened() -> None:
+    ending = Ending(
+        Category.INFRA_FAILURE,
+        StopReason.PROXY_FAILED,
+        "the proxy did not become ready in 60 s:\n  mitmdump: address in use",
+    )
+    line = done_line(RunOutcome(Path("run"), ending, 1.0))
+    assert line == (
+        "infra_failure (proxy_failed: the proxy did not become ready in 60 s: mitmdump: "
+        "address in use)"
+    )
+    quiet = Ending(Category.MODEL_NOT_INTERCEPTED, StopReason.AGENT_EXITED)
+    assert done_line(RunOutcome(Path("run"), quiet, 1.0)) == "model_not_intercepted (agent_exited)"

@@ -95,9 +95,9 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
     assert row(s, "t0")["recheck"] == {"status": "pass", "reasons": []}
     assert csv.read_text().splitlines() == [
         "model,harness,dataset,passed,total,pass_rate,wall_hours,pass_rate_ci_low,pass_rate_ci_high,"
-        "agent_input_tokens,agent_output_tokens,agent_cost_usd",
+        "agent_input_tokens,agent_output_tokens,agent_cost_usd,intercepted,judge",
         # Wilson 1/6; the reference's runs recorded no agent usage
-        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,",
+        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,,3,judge-x",
     ]
 
 
@@ -252,7 +252,10 @@ def test_no_judge_needs_no_key_and_calls_nothing(tmp_path: Path, judge: JudgeSer
     s = summary(batch)
     assert s["pass_rate_stage1_only"] == 0.5 and s["pass_rate_with_judge"] is None
     assert s["judge_model"] is None and s["n_unjudged"] == 1 and judge.count == 0
-    assert csv.read_text().splitlines()[1].split(",")[3:5] == ["1", "2"]
+    assert s["n_passed"] is None and s["entries"][0]["n_passed"] is None  # nothing is passed
+    row = dict(zip(*(line.split(",") for line in csv.read_text().splitlines()), strict=True))
+    assert (row["passed"], row["pass_rate"], row["pass_rate_ci_low"]) == ("", "", "")
+    assert (row["intercepted"], row["total"], row["judge"]) == ("1", "2", "not judged")
 
 
 @pytest.mark.parametrize("problem", ["no such directory", "a directory", "other columns"])

@@ -24,6 +24,7 @@ from bench.reference_batches import reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml
+from tests.support.interrupt import interruptible
 
 RUNS = 40
 
@@ -95,7 +96,7 @@ def interrupted(tmp: Path, judge: JudgeServer, sig: int) -> tuple[Path, Path, in
     batch = make_batch(tmp / "cut")
     yaml = models_yaml(tmp / "models.yaml", judge)
     proc = subprocess.Popen(
-        command(batch, yaml),
+        interruptible(command(batch, yaml)),
         env=env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

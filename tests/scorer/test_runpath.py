@@ -16,6 +16,7 @@ from tests.scorer.conftest import models_yaml
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
+ROW = f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"  # no agent usage recorded
 SAFE = "anthropic--claude-sonnet-4-6"
 
 
@@ -141,7 +142,7 @@ def test_an_unreadable_run_meta_counts_in_its_real_entry(
     assert entry["leaderboard"]["total"] == 6 and entry["leaderboard"]["pass_rate"] == "33.33"
     assert csv.read_text().splitlines() == [
         ",".join(LEADERBOARD_COLUMNS),  # no agent usage recorded: its columns are empty
-        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,",
+        ROW,
     ]
     (row,) = [t for t in s["tasks"] if t["test_case"] == "t2"]
     assert row["status"] == "counted" and row["result_category"] == "infra_failure"
@@ -187,7 +188,9 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     assert real["wall_hours"] == 1.0  # the batch's elapsed time is still the real entry's
     assert (s["n_total"], s["n_runs"], s["n_passed"], s["n_infra_failure"]) == (7, 6, 2, 2)
     assert s["pass_rate_with_judge"] == pytest.approx(2 / 7)
-    assert csv.read_text().splitlines()[1:] == [f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,"]
+    assert csv.read_text().splitlines()[1:] == [
+        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
+    ]
     rows = [t for t in s["tasks"] if t["model"] is None]
     assert [(t["test_case"], t["status"], t["run_dir"]) for t in rows] == [
         (None, "counted", "manual/rerun-of-t3")
@@ -195,4 +198,6 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     # scored again: the same rows, still no unknown row in the CSV
     csv.unlink()
     score(batch, judge, "--tasks", str(corpus), "--csv", str(csv))
-    assert csv.read_text().splitlines()[1:] == [f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,"]
+    assert csv.read_text().splitlines()[1:] == [
+        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
+    ]

@@ -139,7 +139,10 @@ def test_no_judge_is_stage_1_only() -> None:
     outcomes = [run("a", judged=False), run("b", intercepted=False)]
     s = summarize(BATCH, outcomes, SummaryOptions(judged=False, rubrics=(), rubric=None))
     assert s.pass_rate_with_judge is None and s.pass_rate_stage1_only == 0.5
-    assert s.n_unjudged == 1 and s.entries[0].leaderboard.passed == 1
+    board = s.entries[0].leaderboard
+    assert s.n_unjudged == 1 and s.n_passed is None and board is not None
+    assert (board.passed, board.pass_rate, board.intercepted) == (None, "", 1)
+    assert board.judge == "not judged" and not board.judged
     data = s.to_json()
     assert "n_match_strict" not in data and "match_strict" not in data["tasks"][0]
 

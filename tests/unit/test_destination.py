@@ -198,3 +198,17 @@ def test_an_address_only_request_is_matched_under_the_pattern_hosts_that_lead_th
         "http://127.0.0.1:9999/api/checkout",
         "http://127.0.0.1/api/checkout",
     )
+
+
+def test_a_destination_without_address_is_refused_and_marked_unresolved() -> None:
+    """The addon credits a commit refused only for this (a block needs no connection)."""
+    dest = _destinations(allow=LOOPBACK)
+    alone = _place(dest, _a(("shop.invalid", 443), ("shop.invalid", 443, "target"),
+                            ("shop.invalid", None, "SNI"), scheme="https"))  # fmt: skip
+    assert alone.refused == "its destination shop.invalid has no address" and alone.unresolved
+    assert alone.urls[0] == "https://shop.invalid/api/checkout"
+    other = _place(dest, _a(("shop.invalid", 443), ("shop.invalid", 443, "target"),
+                            ("localhost", None, "SNI"), scheme="https"))  # fmt: skip
+    assert other.refused is not None and not other.unresolved
+    port = _place(dest, _a(("shop.invalid", 443), ("shop.invalid", 8443, "Host"), scheme="https"))
+    assert port.refused is not None and not port.unresolved

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from proxy_addon.tasks.model import PLACEHOLDER, Task, TaskError, load_task, parse_task
+from tests.support.json_errors import json_error
 
 COMMON_INFO = {
     "email_credentials": "credentials to use the assigned disposable email account",
@@ -157,7 +159,8 @@ def test_load_task_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad" / "task.json"
     bad.parent.mkdir()
     bad.write_text('{\n  "instruction": "x",\n}\n')
-    with pytest.raises(TaskError, match=r"invalid JSON at line 2 column 21") as info:
+    why = f"invalid JSON at {json_error(bad.read_text())}"  # this Python's words for it
+    with pytest.raises(TaskError, match=re.escape(why)) as info:
         load_task(bad.parent)  # a directory means its task.json
     assert info.value.path == str(bad)
     bad.write_bytes(b"\xff\xfe")

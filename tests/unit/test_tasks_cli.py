@@ -14,6 +14,7 @@ import pytest
 
 from proxy_addon.tasks.cli import main
 from proxy_addon.tasks.validation import validate_file
+from tests.support.json_errors import json_error
 
 COMMON = {
     "email_credentials": "credentials to use the assigned disposable email account",
@@ -115,7 +116,8 @@ def test_validate_reports_every_problem_one_line_each(
         },
         {"extra_info/ok.json": "{}", "other/ok.json": "{}"},
     )
-    c = write_task(tmp_path, "c-json", '{"instruction": "x",}')
+    trailing_comma = '{"instruction": "x",}'
+    c = write_task(tmp_path, "c-json", trailing_comma)
     d = write_task(tmp_path, "d-array", "[1]")
     (tmp_path / "e-empty").mkdir()
     code, out, _ = run(capsys, "validate", str(tmp_path), str(tmp_path / "nope"))
@@ -155,8 +157,7 @@ def test_validate_reports_every_problem_one_line_each(
         f"{b}: extra_info[4].path: 'extra_info' is not a file (point at a file)",
         f"{b}: extra_info[5].path: same file name as extra_info[0] ('ok.json'); the agent's "
         "/my-info/ holds only one of them (rename one)",
-        f"{c}: (file): invalid JSON at line 1 column 20: Illegal trailing comma before end of "
-        "object",
+        f"{c}: (file): invalid JSON at {json_error(trailing_comma)}",
         f"{d}: (file): must be a JSON object, got list (wrap it in {{}})",
     ]
     assert lines[-1] == "validate: 4 task file(s), 24 error(s) in 5 file(s), 0 warning(s)"

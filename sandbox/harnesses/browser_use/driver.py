@@ -13,8 +13,10 @@ of clawbench is importable here). Reads what the sandbox gives every agent:
     CLAWBENCH_PROXY_URL         the interception proxy (Chromium's --proxy-server)
     CLAWBENCH_CHROMIUM_EXTRA_ARGS  more Chromium flags (the demo pins the proxy's CA with one)
 
-and writes $CLAWBENCH_AGENT_OUT/trace.jsonl (one line per step: goal, actions, URL, errors) and
-result.json (the final answer, whether the agent claims success, steps, versions). The model's
+and writes $CLAWBENCH_AGENT_OUT/trace.jsonl and result.json (the final answer, whether the agent
+claims success, steps, versions). The trace has a line when a step's actions start (goal,
+actions, URL), one when its result comes (errors), and on the sandbox's stop one for the step
+in flight: a run stopped by its blocked commit ends with the step that sent it. The model's
 calls go through the proxy like every other request (HTTPS_PROXY), which counts their tokens.
 """
 
@@ -44,7 +46,9 @@ os.environ.update(
 
 import websockets
 from browser_use import Agent, BrowserProfile, BrowserSession, ChatOpenAI
+from browser_use.agent.views import AgentOutput
 from browser_use.browser.profile import ProxySettings
+from browser_use.browser.views import BrowserStateSummary
 from browser_use.browser.watchdogs import aboutblank_watchdog
 
 CHROMIUM = os.environ.get("CLAWBENCH_CHROMIUM", "/usr/bin/chromium")
@@ -73,36 +77,54 @@ def _offline() -> None:
 
 
 class Trace:
-    """trace.jsonl, one line per step as it ends (a run stopped at the time limit keeps its
-    steps so far), and result.json at the end."""
+    """trace.jsonl, one line per event of a step as it happens (`actions` when the model's
+    actions start, `result` when the step ends, `stopped` for the step in flight when the
+    sandbox stops the agent), flushed at once; result.json at the end.
+
+    Every line is {step, time, event, ...}: a new kind of line is one more `_line` call."""
 
     def __init__(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.steps = 0
+        self.in_flight = False
         self.file = (out / "trace.jsonl").open("a", encoding="utf-8")
+
+    def _line(self, event: str, **fields: Any) -> None:
+        if self.file.closed:
+            return
+        line = {"step": self.steps, "time": time.time(), "event": event, **fields}
+        self.file.write(json.dumps(line, default=str) + "\n")
+        self.file.flush()
+
+    async def step_start(self, agent: Agent) -> None:
+        self.steps += 1
+        self.in_flight = True
+
+    def actions(self, state: BrowserStateSummary, output: AgentOutput, n_steps: int) -> None:
+        """The model's actions for this step, written before any of them runs."""
+        self._line(
+            "actions",
+            url=getattr(state, "url", None),
+            goal=output.next_goal,
+            evaluation=output.evaluation_previous_goal,
+            actions=[a.model_dump(exclude_none=True) for a in output.action],
+        )
 
     async def step_end(self, agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
-        if item is None or self.file.closed:
-            return
-        self.steps += 1
-        output = item.model_output
-        line = {
-            "step": self.steps,
-            "time": time.time(),
-            "url": getattr(item.state, "url", None),
-            "goal": output.next_goal if output else None,
-            "evaluation": output.evaluation_previous_goal if output else None,
-            "actions": [a.model_dump(exclude_none=True) for a in output.action] if output else [],
-            "errors": [r.error for r in item.result if r.error],
-        }
-        self.file.write(json.dumps(line, default=str) + "\n")
-        self.file.flush()
+        self.in_flight = False
+        self._line(
+            "result",
+            url=getattr(item.state, "url", None) if item else None,
+            errors=[r.error for r in item.result if r.error] if item else [],
+        )
 
     def finish(self, text: str, success: bool | None, error: str | None = None) -> None:
         if self.file.closed:  # written already (the sandbox's stop came first)
             return
+        if self.in_flight:
+            self._line("stopped", reason=error)
         result = {
             "harness": "browser-use",
             "version": metadata.version("browser-use"),
@@ -149,13 +171,15 @@ async def run(trace: Trace) -> int:
         enable_planning=False,
         calculate_cost=False,
         enable_signal_handler=False,  # SIGTERM is the sandbox's stop: main() handles it
+        register_new_step_callback=trace.actions,
         available_file_paths=[str(p) for p in Path("/my-info").glob("*") if p.is_file()],
     )
     budget = float(env.get("CLAWBENCH_TIME_LIMIT_S", "600")) - 5
     steps = int(env.get("CLAWBENCH_AGENT_MAX_STEPS", "30"))
     try:
         history = await asyncio.wait_for(
-            agent.run(max_steps=steps, on_step_end=trace.step_end), timeout=budget
+            agent.run(max_steps=steps, on_step_start=trace.step_start, on_step_end=trace.step_end),
+            timeout=budget,
         )
     except TimeoutError:
         trace.finish("", None, "time limit reached")

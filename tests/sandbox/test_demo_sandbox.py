@@ -1,0 +1,120 @@
+"""clawbench-demo --sandbox end to end: the demo's runs in real sandbox containers.
+
+The installed command, as the README's second step runs it, on the image under test: the demo
+site in a container of its own on an internal network, headless Chromium and the curl agent each
+in a fresh sandbox container (a browser agent and a CLI agent: the rest of the plan runs the same
+way), the real scorer against a loopback judge, the report. Nothing is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from proxy_addon.records.interception import read_interception
+from proxy_addon.records.runmeta import read_run_meta
+from sandbox.demo.scenarios import PLAN
+from sandbox.demo.world import DEMO_LABEL
+from sandbox.host.docker_api import BATCH_LABEL
+from tests.conftest import require
+from tests.support.demo_judge import KEY, KEY_VAR, judge_models_yaml, start_demo_judge
+
+pytestmark = pytest.mark.docker
+DEMO = Path(sys.executable).with_name("clawbench-demo")
+AGENTS = ("chromium", "curl")
+
+
+def _demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
+    return subprocess.run(
+        [str(DEMO), "--sandbox", "--out", str(tmp_path / "out"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**env, "COLUMNS": "120", KEY_VAR: KEY},
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+def _ours(client, label: str) -> list[str]:
+    return [c.name for c in client.containers.list(all=True, filters={"label": label})]
+
+
+def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
+    docker_client, sandbox_image, tmp_path
+) -> None:
+    labels = docker_client.images.get(sandbox_image).labels
+    require(labels.get("io.clawbench.chromium") == "1", "a sandbox image built with --chromium")
+    judge = start_demo_judge()
+    try:
+        models = judge_models_yaml(tmp_path / "models.yaml", judge)
+        agents = [a for name in AGENTS for a in ("--agent", name)]
+        proc = _demo(
+            tmp_path,
+            "--image",
+            sandbox_image,
+            *agents,
+            "--models-yaml",
+            str(models),
+            "--judge-model",
+            "loop",
+        )
+    finally:
+        judge.close()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "through sandbox containers" in proc.stdout
+    assert "commit requests among them: 0" in proc.stdout
+    (batch,) = (tmp_path / "out").glob("batch-*")
+
+    planned = [(slug, h, v) for slug, h, v in PLAN if h in AGENTS]
+    runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
+    assert len(runs) == len(planned)
+    containers, verdicts = set(), Counter()
+    for run in runs:
+        meta = read_run_meta(run / "run-meta.json")
+        extra = meta.model_extra or {}
+        sandbox = extra["sandbox"]  # the Docker executor's record: a container of the image
+        assert sandbox["image"] == sandbox_image and sandbox["container_exit_code"] == 0
+        assert sandbox["network"].startswith("clawbench-demo-")
+        assert sandbox["mitm_options"]["clawbench_allow_private"][0].endswith("/32")
+        containers.add(sandbox["container_name"])
+        got = read_interception(run / "data" / "interception.json")
+        assert got.intercepted and got.request is not None, run.name
+        verdict = json.loads((run / "data" / "judge.json").read_text())["match"]
+        assert verdict is (extra["demo"]["variant"] == "correct"), run.name
+        verdicts[meta.result_category] += 1
+    assert len(containers) == len(runs)  # one container per run
+    wanted = Counter(v for _, _, v in planned)
+    assert verdicts == {"passed": wanted["correct"], "judge_mismatch": wanted["wrong"]}
+    summary = json.loads((batch / "rescore-summary.json").read_text())
+    assert summary["n_judge_match"] == wanted["correct"] and summary["n_infra_failure"] == 0
+    batch_summary = json.loads((batch / "batch-summary.json").read_text())
+    assert batch_summary["image"] == sandbox_image
+    assert (batch / "report.html").is_file() and "Report:" in proc.stdout
+
+    # the demo's containers and network are gone
+    assert _ours(docker_client, DEMO_LABEL) == []
+    assert not [c for c in _ours(docker_client, BATCH_LABEL) if c in containers]
+    assert docker_client.networks.list(filters={"label": DEMO_LABEL}) == []
+    for path in batch.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_without_the_image_the_sandbox_demo_names_the_build_command(
+    docker_client, tmp_path
+) -> None:
+    proc = _demo(tmp_path, "--image", "clawbench-sandbox:no-such-tag", "--no-judge")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith("clawbench-demo: image clawbench-sandbox:no-such-tag is missing: ")
+    assert "clawbench-sandbox build --chromium --harness browser-use" in err
+    assert "--tag clawbench-sandbox:no-such-tag" in err and "\n" not in err
+    assert not (tmp_path / "out").exists()
