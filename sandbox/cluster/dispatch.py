@@ -3,9 +3,10 @@
 Each run is a Ray task pinned to the node the driver picked (cluster.nodes), asking for one
 `clawbench_docker` and the run's --cpus and --memory, with Ray's own retries off: the driver
 decides what a failure means. A run that comes back is unpacked and placed (cluster.transfer);
-one that does not (its node or worker gone) is recorded `node_lost` and re-run once on another
-node; the runs that got a node excluded are re-run once elsewhere too. Ctrl-C cancels every task
-(each node removes its container), then every node is swept for the batch's containers.
+one that does not (its node or worker gone) is recorded `node_lost`; either way an infra failure
+that may be the node's is re-run once on another node, and a node with EXCLUDE_AFTER of them in a
+row gets no more runs. Ctrl-C cancels every task (each node removes its container), then every
+node is swept for the batch's containers.
 """
 
 from __future__ import annotations
@@ -268,17 +269,17 @@ class Dispatcher:
         again = "; re-run on another node" if retry else ""
         result = self._record(flight.index, f"node_lost: node {node.label} {what}{again}", node, 0)
         self._count(flight, result)
-        self._requeue(flight.index, flight.node)
 
     def _count(self, flight: _Flight, result: Result) -> None:
-        """The node's health after this run; its failed runs re-queued if it is now excluded."""
+        """The node's health after this run. An infra failure of the node's (anything but a task
+        that does not load or a stop) is re-run once on another node."""
         ending = result.ending
         infra = is_infra_category(ending.category) and ending.stop_reason not in NOT_THE_NODES
         node = flight.node
-        if self.nodes.ran(node, flight.index, infra=infra, reason=ending.failure_reason):
+        if self.nodes.ran(node, infra=infra, reason=ending.failure_reason):
             say(f"node {node.label}: excluded, no more runs go there: {node.reason}")
-            for index in node.failed:
-                self._requeue(index, node)
+        if infra:
+            self._requeue(flight.index, node)
 
     def _requeue(self, index: int, node: Node) -> None:
         """Run it again on another node, once per run."""

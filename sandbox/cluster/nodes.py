@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -56,9 +56,8 @@ class Node:
     state: NodeState = NodeState.PREPARING
     running: int = 0
     failures: int = 0
+    """Infra failures in a row."""
     reason: str | None = None
-    failed: list[int] = field(default_factory=list)
-    """The runs whose infra failures got it excluded: each is re-run once elsewhere."""
 
     @property
     def label(self) -> str:
@@ -122,15 +121,13 @@ class Nodes:
         live = (NodeState.READY, NodeState.PREPARING)
         return any(n.state in live and n.id not in skip for n in self.by_id.values())
 
-    def ran(self, node: Node, index: int, *, infra: bool, reason: str | None) -> bool:
+    def ran(self, node: Node, *, infra: bool, reason: str | None) -> bool:
         """A run of node's ended (infra: an infra failure of the node's); True when the node is
         excluded by this one."""
         if not infra:
             node.failures = 0
-            node.failed.clear()
             return False
         node.failures += 1
-        node.failed.append(index)
         if node.failures >= EXCLUDE_AFTER and node.state == NodeState.READY:
             node.state = NodeState.EXCLUDED
             node.reason = f"{node.failures} runs in a row ended as infra failures (last: {reason})"

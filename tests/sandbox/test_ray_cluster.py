@@ -1,4 +1,4 @@
-"""clawbench-sandbox batch --backend ray on a real two-node Ray cluster (tests/sandbox/raycluster),
+"""clawbench-sandbox batch --backend ray on a real two-node Ray cluster (tests/support/raycluster),
 in the tests' closed world (the internal network and the fake site of tests/sandbox/topology).
 
 The driver runs as its own process (`clawbench-sandbox batch --backend ray`), as a user runs it;
@@ -8,18 +8,23 @@ faults: a node killed mid-run, the driver killed and resumed, Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
 from proxy_addon.records.runmeta import read_run_meta
@@ -67,7 +72,7 @@ def ray_cluster() -> Iterator[Any]:
     except ImportError:
         ray = None
     require(ray is not None, "Ray (scripts/setup.sh --extra ray)")
-    from tests.sandbox.raycluster import start_cluster
+    from tests.support.raycluster import start_cluster
 
     cluster = start_cluster(workers=1)
     try:
@@ -291,7 +296,7 @@ def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
     assert rerun.result_category == "intercepted"
     assert rerun.model_extra["sandbox"]["node"]["ray_node_id"] != victim.node_id
     summary = json.loads((batch / "batch-summary.json").read_text())
-    assert {j["status"] for j in summary["jobs"]} == {"passed"}
+    assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []  # the lost node's too (one engine here)
 
 
@@ -353,7 +358,7 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
     summary = json.loads((batch / "batch-summary.json").read_text())
     jobs = {j["case"]: j for j in summary["jobs"]}
     assert {c for c, j in jobs.items() if j["resumed"]} == set(before)
-    assert {j["status"] for j in jobs.values()} == {"passed"}
+    assert {j["status"] for j in jobs.values()} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []  # the killed driver's were swept
     assert not list(batch.glob(".incoming-*"))
 
@@ -400,3 +405,102 @@ def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
     assert summary["interrupted"] and {j["status"] for j in summary["jobs"]} == {"error"}
     for (run,) in _runs(batch).values():
         assert read_run_meta(run / "run-meta.json").stop_reason == "interrupted"
+
+
+def _tiny_image(client: Any, tag: str, content: bytes) -> str:
+    """A one-file image under tag (docker import); its ID."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        info = tarfile.TarInfo("marker")
+        info.size = len(content)
+        tar.addfile(info, io.BytesIO(content))
+    repo, _, name = tag.rpartition(":")
+    client.api.import_image_from_data(raw.getvalue(), repository=repo, tag=name)
+    return client.images.get(tag).id
+
+
+def test_a_node_gets_the_drivers_image_through_ray_and_refuses_another(
+    ray_cluster, docker_client
+) -> None:
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from sandbox.cluster.images import save_chunks
+    from sandbox.cluster.node import prepare_node
+
+    tag = f"clawbench-raytest:{secrets.token_hex(4)}"
+    want = _tiny_image(docker_client, tag, b"the driver's image")
+    ray.init(address=ray_cluster.address, logging_level="WARNING", log_to_driver=False)
+    try:
+        saved = [ray.put(chunk) for chunk in save_chunks(docker_client, tag)]
+        docker_client.images.remove(tag)  # the node (this engine) no longer has it
+        on = NodeAffinitySchedulingStrategy(ray_cluster.nodes[-1].node_id, soft=False)
+        prepare = ray.remote(num_cpus=0, max_retries=0)(prepare_node).options(
+            scheduling_strategy=on
+        )
+
+        def ask(chunks: Any) -> Any:
+            return ray.get(prepare.remote(tag, want, chunks, "no-batch", "no-driver"), timeout=120)
+
+        missing = ask(None)
+        assert (missing.ready, missing.how) == (False, "missing")
+        loaded = ask(saved)
+        assert (loaded.ready, loaded.how) == (True, "loaded")
+        assert docker_client.images.get(tag).id == want
+        assert ask(None).how == "present"
+        other = _tiny_image(docker_client, tag, b"an image of the same name")
+        refused = ask(saved)
+        assert (refused.ready, refused.how) == (False, "refused")
+        assert want in refused.detail and other in refused.detail
+        assert refused.node.ray_node_id == ray_cluster.nodes[-1].node_id
+    finally:
+        ray.shutdown()
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(tag, force=True)
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            docker_client.images.remove(want, force=True)
+
+
+def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
+    ray_cluster, docker_client, sandbox_image, internet, tmp_path, monkeypatch
+) -> None:
+    from tests.support.broken_engine import BrokenEngine
+
+    monkeypatch.setenv("CB_KEY", "k")
+    engine = BrokenEngine(Path(tempfile.mkdtemp(prefix="cbe-", dir="/tmp")) / "docker.sock")
+    monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # the new node's raylet inherits it
+    broken = ray_cluster.add_node()
+    monkeypatch.delenv("DOCKER_HOST")
+    try:
+        cases = {f"{c}-{n}": SIX[c] for c in ("a-checkout", "b-subscribe") for n in (1, 2, 3)}
+        corpus = _corpus(tmp_path / "corpus", cases)
+        out = tmp_path / "out"
+        proc = subprocess.run(
+            _driver(ray_cluster, corpus, _args(internet, sandbox_image, out)),
+            env=ray_cluster.env,
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+    finally:
+        ray_cluster.kill_node(broken)
+        engine.close()
+    assert proc.returncode == 0, proc.stderr
+    assert f"({broken.node_id[:8]}): excluded, no more runs go there" in proc.stderr
+    assert engine.refused >= 3
+    (batch,) = out.glob("batch-*")
+    runs = _runs(batch)
+    assert set(runs) == set(cases)
+    failed = 0
+    for dirs in runs.values():
+        *earlier, last = (read_run_meta(d / "run-meta.json") for d in dirs)
+        assert last.result_category == "intercepted"
+        assert last.model_extra["sandbox"]["node"]["ray_node_id"] != broken.node_id
+        for meta in earlier:  # each failure on the broken node, re-run once elsewhere
+            assert meta.result_category == "infra_failure" and len(dirs) == 2
+            assert "cannot create containers" in meta.model_extra["failure_reason"]
+            assert meta.model_extra["sandbox"]["node"]["ray_node_id"] == broken.node_id
+            failed += 1
+    assert failed == engine.refused
+    summary = json.loads((batch / "batch-summary.json").read_text())
+    assert {j["status"] for j in summary["jobs"]} == {"intercepted"}

@@ -1,9 +1,9 @@
-"""A real multi-node Ray cluster on this machine for the tests (ray.cluster_utils.Cluster).
+"""A real multi-node Ray cluster on this machine, for the tests and bench/ (ray.cluster_utils).
 
 Each node is its own raylet with its own `clawbench_docker` resource; all of them use the local
-Docker engine. Sized for a shared two-core machine: one CPU and one run per node. Everything
-Ray writes goes under a fresh short temp directory (Unix socket paths are short), and shutdown
-ends every process whose command line names it, so no raylet outlives the tests.
+Docker engine. Sized for a shared two-core machine: by default one CPU and one run per node.
+Everything Ray writes goes under a fresh short temp directory (Unix socket paths are short), and
+shutdown ends every process whose command line names it, so no raylet outlives its user.
 
 Ray binds the machine's own address, not 127.0.0.1 (it maps loopback to it when connecting):
 traffic to the machine's own address never leaves it.
@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-NODE = {"num_cpus": 1, "resources": {"clawbench_docker": 1}, "object_store_memory": 150 << 20}
+
+def node_args(runs: int = 1) -> dict[str, Any]:
+    """A node holding `runs` runs of one CPU each."""
+    return {
+        "num_cpus": runs,
+        "resources": {"clawbench_docker": runs},
+        "object_store_memory": 150 << 20,
+    }
 
 
 def _ours(temp: Path) -> list[int]:
@@ -57,8 +64,8 @@ class TestCluster:
         """The environment for a driver process: Ray's temp dir (ray.init reads it)."""
         return {**os.environ, "RAY_TMPDIR": str(self.temp)}
 
-    def add_node(self) -> Any:
-        node = self.cluster.add_node(**NODE)
+    def add_node(self, runs: int = 1) -> Any:
+        node = self.cluster.add_node(**node_args(runs))
         self.nodes.append(node)
         return node
 
@@ -87,8 +94,8 @@ class TestCluster:
             os.environ["RAY_TMPDIR"] = self.previous_tmpdir
 
 
-def start_cluster(workers: int = 1) -> TestCluster:
-    """A head node and `workers` more, each taking one run."""
+def start_cluster(workers: int = 1, runs: int = 1) -> TestCluster:
+    """A head node and `workers` more, each taking `runs` runs."""
     from ray.cluster_utils import Cluster
 
     temp = Path(tempfile.mkdtemp(prefix="cbray-", dir="/tmp"))
@@ -97,11 +104,11 @@ def start_cluster(workers: int = 1) -> TestCluster:
     os.environ["RAY_TMPDIR"] = str(temp)
     try:
         handle.cluster = Cluster(
-            initialize_head=True, head_node_args={**NODE, "include_dashboard": False}
+            initialize_head=True, head_node_args={**node_args(runs), "include_dashboard": False}
         )
         handle.nodes.append(handle.cluster.head_node)
         for _ in range(workers):
-            handle.add_node()
+            handle.add_node(runs)
     except BaseException:
         handle.shutdown()
         raise
