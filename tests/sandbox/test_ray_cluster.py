@@ -472,7 +472,8 @@ def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
     broken = ray_cluster.add_node()
     monkeypatch.delenv("DOCKER_HOST")
     try:
-        cases = {f"{c}-{n}": SIX[c] for c in ("a-checkout", "b-subscribe") for n in (1, 2, 3)}
+        # five: the broken node fails each of its runs at once, so it meets three of them
+        cases = {f"a-checkout-{n}": SIX["a-checkout"] for n in range(5)}
         corpus = _corpus(tmp_path / "corpus", cases)
         out = tmp_path / "out"
         proc = subprocess.run(
@@ -504,3 +505,32 @@ def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
     assert failed == engine.refused
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--env", "CB_KEY=sk-on-the-command-line"], "export CB_KEY and pass --env CB_KEY"),
+        (["--agent-cmd", "API_KEY=sk-inline my-agent"], "secret-looking value"),
+    ],
+)
+def test_secrets_on_the_command_line_are_refused_before_ray_records_them(
+    extra: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        require(False, "Ray (scripts/setup.sh --extra ray)")
+    corpus = _corpus(tmp_path / "corpus", {"c-order": "direct-order"})
+    code = sandbox_main(
+        ["batch", str(corpus), *extra, "--backend", "ray", "--ray-address", "127.0.0.1:1"]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert says in err and "sk-on-the-command-line" not in err and "sk-inline" not in err
+
+
+def test_a_ray_address_needs_the_ray_backend(tmp_path: Path, capsys) -> None:
+    corpus = _corpus(tmp_path / "corpus", {"c-order": "direct-order"})
+    assert sandbox_main(["batch", str(corpus), "--ray-address", "127.0.0.1:1"]) == 2
+    assert "--ray-address goes with --backend ray" in capsys.readouterr().err
