@@ -20,7 +20,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from sandbox.container.contract import INSTRUCTION_FILE
 from sandbox.host.docker_api import BATCH_LABEL
 from sandbox.scripted_models.judge import start_judge_server, verdict
 from tests.conftest import require
-from tests.sandbox.conftest import CASES
+from tests.sandbox.conftest import CASES, closed_args
 
 pytestmark = [pytest.mark.docker, pytest.mark.ray]
 BIN = Path(sys.executable).parent
@@ -103,25 +103,8 @@ def _corpus(
 
 def _args(internet: Any, image: str, out: Path) -> list[str]:
     return [
-        "--agent-cmd",
-        AGENT,
-        "--env",
-        "CB_KEY",
-        "--image",
-        image,
-        "--network",
-        internet.network_name,
-        "--upstream-ca",
-        str(internet.ca),
-        "--out",
-        str(out),
-        "--stop-grace",
-        "2",
-        "--cpus",
-        "1",
-        "--memory",
-        "1g",
-        *(a for subnet in internet.subnets for a in ("--allow-private", subnet)),
+        *closed_args(internet, image, out),
+        *("--agent-cmd", AGENT, "--env", "CB_KEY", "--cpus", "1", "--memory", "1g"),
     ]
 
 
@@ -136,6 +119,35 @@ def _driver(cluster: Any, corpus: Path, args: list[str]) -> list[str]:
         "--ray-address",
         cluster.address,
     ]
+
+
+@contextlib.contextmanager
+def _driving(cluster: Any, corpus: Path, args: list[str], env: dict[str, str]) -> Iterator[Any]:
+    """The driver as a background process (killed on the way out if it still runs)."""
+    proc = subprocess.Popen(
+        _driver(cluster, corpus, args),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_for[T](proc: Any, what: str, probe: Callable[[], T], timeout_s: float = 120) -> T:
+    """probe() once it is truthy; the test fails with the driver's stderr if it never is."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if found := probe():
+            return found
+        time.sleep(0.3)
+    proc.kill()
+    pytest.fail(f"never {what}: {proc.communicate()[1]}")
 
 
 def _runs(batch: Path) -> dict[str, list[Path]]:
@@ -259,29 +271,17 @@ def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
     three = {k: SIX[k] for k in ("a-checkout", "b-subscribe", "c-order")}
     corpus = _corpus(tmp_path / "corpus", three, slow=tuple(three))
     out = tmp_path / "out"
-    env = {**ray_cluster.env, "SLOW": "8"}
+    env = {**ray_cluster.env, "SLOW": "6"}
     args = [*_args(internet, sandbox_image, out), "--env", "SLOW"]
-    proc = subprocess.Popen(
-        _driver(ray_cluster, corpus, args),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        on_victim: list[Any] = []
-        while not on_victim and time.monotonic() < deadline:
-            on_victim = docker_client.containers.list(
-                filters={"label": f"{NODE_LABEL}={victim.node_id}"}
-            )
-            time.sleep(0.3)
-        assert on_victim, "no run went to the third node"
+    with _driving(ray_cluster, corpus, args, env) as proc:
+        label = f"{NODE_LABEL}={victim.node_id}"
+        _wait_for(
+            proc,
+            "a run on the third node",
+            lambda: docker_client.containers.list(filters={"label": label}),
+        )
         ray_cluster.kill_node(victim)
         _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err
     (batch,) = out.glob("batch-*")
     runs = _runs(batch)
@@ -313,29 +313,17 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
     corpus = _corpus(tmp_path / "corpus", four, slow=("c-slow", "d-slow"))
     out = tmp_path / "out"
     args = [*_args(internet, sandbox_image, out), "--env", "SLOW"]
-    env = {**ray_cluster.env, "SLOW": "12"}
-    proc = subprocess.Popen(
-        _driver(ray_cluster, corpus, args),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            batches = list(out.glob("batch-*"))
-            if batches and len(_runs(batches[0])) >= 1:
-                break
-            time.sleep(0.3)
-        assert batches and _runs(batches[0]), "no run came back"
+    env = {**ray_cluster.env, "SLOW": "8"}
+    with _driving(ray_cluster, corpus, args, env) as proc:
+        batch = _wait_for(
+            proc,
+            "a run back",
+            lambda: next((b for b in out.glob("batch-*") if _runs(b)), None),
+            timeout_s=180,
+        )
         time.sleep(1)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    (batch,) = batches
     before = {
         case: [(d.name, (d / "run-meta.json").stat().st_mtime) for d in dirs]
         for case, dirs in _runs(batch).items()
@@ -372,32 +360,17 @@ def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
     out = tmp_path / "out"
     env = {**ray_cluster.env, "SLOW": "300"}
     args = [*_args(internet, sandbox_image, out), "--env", "SLOW"]
-    proc = subprocess.Popen(
-        _driver(ray_cluster, corpus, args),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        running: list[Any] = []
-        while len(running) < 2 and time.monotonic() < deadline:
-            running = [
-                c
-                for c in docker_client.containers.list(filters={"label": NODE_LABEL})
-                if str(out.resolve()) in c.labels.get(BATCH_LABEL, "")
-            ]
-            time.sleep(0.3)
-        if len(running) < 2:
-            proc.kill()
-            pytest.fail(f"the batch never had both runs going: {proc.communicate()[1]}")
+    with _driving(ray_cluster, corpus, args, env) as proc:
+
+        def both_running() -> bool:
+            mine = str(out.resolve())
+            found = docker_client.containers.list(filters={"label": NODE_LABEL})
+            return len([c for c in found if mine in c.labels.get(BATCH_LABEL, "")]) == 2
+
+        _wait_for(proc, "both runs going", both_running)
         time.sleep(2)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 130, err
     (batch,) = out.glob("batch-*")
     assert _batch_containers(docker_client, batch) == []
