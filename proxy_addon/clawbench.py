@@ -49,6 +49,7 @@ from proxy_addon.addon.requestlog import log_line, safe_reasons, websocket_line
 from proxy_addon.addon.runfiles import RecordFailed, RunFiles, listen_specs
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.records.interception import ProxyReady
+from proxy_addon.records.requestlog import RequestLogWriter
 
 logger = logging.getLogger("clawbench")
 
@@ -59,7 +60,10 @@ _URL = "clawbench_url"
 class ClawbenchInterceptor:
     """Thin stateful shell around the pure matcher: options, files, blocking."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: RequestLogWriter | None = None) -> None:
+        self.log = log or RequestLogWriter()
+        """requests.jsonl's writer, opened on the data dir when armed (shared with the
+        model-call lines)."""
         self.matcher: Matcher | None = None
         self.files: RunFiles | None = None
         self.task_file: Path | None = None
@@ -116,7 +120,7 @@ class ClawbenchInterceptor:
     def _arm(self, task_opt: str, data_opt: str) -> None:
         path, task, matcher = resolve_task(task_opt, data_opt)
         schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
-        files = RunFiles(Path(data_opt), schema)
+        files = RunFiles(Path(data_opt), schema, self.log)
         if self.files is not None:
             self.files.close()
         self.matcher, self.files, self.task_file = matcher, files, path
@@ -143,6 +147,7 @@ class ClawbenchInterceptor:
     def done(self) -> None:
         if self.files is not None:
             self.files.close()
+        self.log.close()
 
     # -- per request ---------------------------------------------------------------------------
 
@@ -157,7 +162,7 @@ class ClawbenchInterceptor:
             elif flow.response is None:
                 sent = addressing(flow)
                 placed = self.destinations.place(sent)
-                if isinstance(placed, set):  # names to look up first
+                if placed is None:  # names to look up first
                     return self._request_later(flow, sent)
                 self._request(flow, placed)
         except Exception:
@@ -300,4 +305,5 @@ class ClawbenchInterceptor:
         self.files.append(line)
 
 
-addons = [ClawbenchModelTraffic(), ClawbenchInterceptor()]  # usage.json before .proxy-ready
+_log = RequestLogWriter()
+addons = [ClawbenchModelTraffic(_log), ClawbenchInterceptor(_log)]  # usage.json before .proxy-ready

@@ -79,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     client = engine.connect()
     req.check_image(client)  # before any run directory or container
     outcome = run_task(client, req)
-    judge_match = None
+    judge_match = judge_verdict = None
     scored = 0
     if judge is not None and outcome.intercepted:
         from sandbox.judging import score_run
@@ -87,6 +87,7 @@ def _run(args: argparse.Namespace) -> int:
         scored, result = score_run(outcome.run_dir, judge, args.models_yaml)
         if result is not None:
             judge_match = result.batches[0].runs[0].judge_match
+            judge_verdict = result.batches[0].runs[0].judge_verdict
     ending = outcome.ending
     if args.json:
         out = {
@@ -98,11 +99,14 @@ def _run(args: argparse.Namespace) -> int:
         }
         if args.judge_model:
             out["judge_match"] = judge_match
+            out["judge_verdict"] = judge_verdict
         print(json.dumps(out))
     else:
         label = {0: "INTERCEPTED", 1: "NOT INTERCEPTED", 2: "INFRA FAILURE"}[outcome.exit_code]
         why = ending.failure_reason or ending.stop_reason
-        judged = f", judge_match={judge_match}" if args.judge_model and outcome.intercepted else ""
+        judged = ""
+        if args.judge_model and outcome.intercepted:
+            judged = f", judge_match={judge_match}, judge_verdict={judge_verdict or 'none'}"
         print(f"{label} ({why}{judged}) — results in {outcome.run_dir}")
     if scored:
         from sandbox.judging import scoring_failed

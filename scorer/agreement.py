@@ -1,8 +1,9 @@
 """How far several judges agree: on each run's verdict, and on the order of models they produce.
 
-Pure: the caller collects verdicts (run id -> judge -> match) and pass rates (judge -> model ->
-rate). A null verdict (judge error, unparseable reply) is no verdict: it is counted per judge and
-left out of every coefficient, never read as a fail. Coefficients that are undefined (no runs in
+Pure: the caller collects verdicts (run id -> judge -> match / no_match / cannot_tell) and pass
+rates (judge -> model -> rate). Coefficients are over the three verdicts (cannot_tell is a
+verdict). A null verdict (judge error, unparseable reply) is no verdict: it is counted per judge
+and left out of every coefficient, never read as a fail. Coefficients that are undefined (no runs in
 common, or no variation, e.g. both judges said true every time) are None; the observed
 agreement beside them still says how often the judges matched.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 from scorer.stats import cohen_kappa, fleiss_kappa, kendall_tau_b
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
@@ -24,8 +26,9 @@ class JudgeStats(BaseModel):
 
     judge: str
     n_runs: int  # runs this judge was asked about
-    n_judged: int  # of those, with a true/false verdict
-    n_uncertain: int  # with a null verdict
+    n_judged: int  # of those, with a verdict (match, no_match or cannot_tell)
+    n_uncertain: int  # with no verdict (a judge error)
+    n_cannot_tell: int = 0  # of n_judged, cannot_tell
     n_pass: int
     pass_rate: float | None  # n_pass / n_judged
 
@@ -35,16 +38,22 @@ class PairAgreement(BaseModel):
 
     judge_a: str
     judge_b: str
-    n: int  # runs both judged true/false
+    n: int  # runs both gave a verdict
     agreement: float | None  # observed share of those runs with the same verdict
     kappa: float | None  # Cohen's kappa over the same runs
+
+
+Verdicts = Mapping[str, Mapping[str, JudgeVerdict | None]]
+"""run id -> judge -> verdict (None: no verdict, a judge error)."""
 
 
 class Disagreement(BaseModel):
     model_config = _FROZEN
 
     run: str
-    verdicts: dict[str, bool | None]
+    verdicts: dict[str, JudgeVerdict | None]
+
+    _earlier = field_validator("verdicts", mode="before")(read_verdicts)
 
 
 class Agreement(BaseModel):
@@ -56,15 +65,13 @@ class Agreement(BaseModel):
     n_runs: int
     per_judge: list[JudgeStats]
     pairs: list[PairAgreement]
-    n_all_judged: int  # runs every judge judged true/false: Fleiss' kappa's runs
+    n_all_judged: int  # runs every judge gave a verdict: Fleiss' kappa's runs
     fleiss_kappa: float | None
     disagreements: list[Disagreement]
 
 
-def agreement(
-    verdicts: Mapping[str, Mapping[str, bool | None]], judges: Sequence[str] | None = None
-) -> Agreement:
-    """Judge agreement over runs (run id -> judge -> verdict).
+def agreement(verdicts: Verdicts, judges: Sequence[str] | None = None) -> Agreement:
+    """Judge agreement over runs (run id -> judge -> verdict), over the three verdicts.
 
     Judges are taken in the order given (others are ignored), else in order of first appearance.
     """
@@ -80,8 +87,9 @@ def agreement(
                 n_runs=len(given),
                 n_judged=len(judged),
                 n_uncertain=len(given) - len(judged),
-                n_pass=sum(judged),
-                pass_rate=sum(judged) / len(judged) if judged else None,
+                n_cannot_tell=judged.count(JudgeVerdict.CANNOT_TELL),
+                n_pass=judged.count(JudgeVerdict.MATCH),
+                pass_rate=judged.count(JudgeVerdict.MATCH) / len(judged) if judged else None,
             )
         )
     pairs = []
@@ -101,7 +109,7 @@ def agreement(
     split = [
         Disagreement(run=r, verdicts=v)
         for r, v in zip(runs, shown, strict=True)
-        if {x for x in v.values() if x is not None} == {True, False}
+        if len({x for x in v.values() if x is not None}) > 1
     ]
     return Agreement(
         judges=order,
@@ -114,11 +122,11 @@ def agreement(
     )
 
 
-def _first_seen(verdicts: Mapping[str, Mapping[str, bool | None]]) -> list[str]:
+def _first_seen(verdicts: Verdicts) -> list[str]:
     return list(dict.fromkeys(j for by_judge in verdicts.values() for j in by_judge))
 
 
-def _known(by_judge: Mapping[str, bool | None], *judges: str) -> bool:
+def _known(by_judge: Mapping[str, JudgeVerdict | None], *judges: str) -> bool:
     return all(by_judge.get(j) is not None for j in judges)
 
 
@@ -134,7 +142,7 @@ def render_agreement(a: Agreement) -> str:
         rate = "n/a" if s.pass_rate is None else f"{100 * s.pass_rate:.1f}%"
         lines.append(
             f"  {s.judge:<{width}}  pass {rate} ({s.n_pass}/{s.n_judged} judged,"
-            f" {s.n_uncertain} uncertain)"
+            f" {s.n_cannot_tell} cannot tell, {s.n_uncertain} errors)"
         )
     for p in a.pairs:
         observed = "n/a" if p.agreement is None else f"{100 * p.agreement:.1f}%"
@@ -152,8 +160,8 @@ def render_agreement(a: Agreement) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _verdict(value: bool | None) -> str:
-    return {True: "match", False: "mismatch", None: "uncertain"}[value]
+def _verdict(value: JudgeVerdict | None) -> str:
+    return "error" if value is None else str(value)
 
 
 class RankedModel(BaseModel):

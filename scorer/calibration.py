@@ -1,26 +1,50 @@
-"""The judge calibration set: labelled requests, their loader, and how a judge scores on them.
+"""A judge calibration set: labelled cases of what a judge is shown, and their loader.
 
-Format: test-cases/judge-calibration/README.md. A verdict of None (judge error, unparseable
-reply) counts as the wrong answer, never as a pass or a skip: errors lower every figure and are
-reported apart as n_errors.
+Format: test-cases/judge-calibration/README.md; labelling rules: its RUBRIC.md. A case is what
+the judge would be given for one run (the task's instruction, judge_context, run date and user
+information; the intercepted request as the proxy records it) and the verdict a careful grader
+gives it seeing the same: match, no_match or cannot_tell. The v1 set's files (a boolean label,
+its own kinds) load as well: true is match, false is no_match.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from proxy_addon.records.verdict import JudgeVerdict
 from proxy_addon.tasks.model import JudgeContext
-from scorer.stats import cohen_kappa
+from scorer.judge.evidence import (
+    DUMP_LIMIT,
+    USER_FILE_LIMIT,
+    JudgeInput,
+    UserFile,
+    request_view,
+)
 
-Kind = Literal[
+KindV2 = Literal[
+    "plain",
+    "choice",
+    "relative-date",
+    "user-info",
+    "id-only",
+    "form",
+    "multipart",
+    "long-body",
+    "truncated",
+    "unreadable",
+    "extra-fields",
+    "near-miss",
+    "method-override",
+    "injection",
+]
+KindV1 = Literal[
     "positive",
     "negative",
     "hard-positive/format",
@@ -38,14 +62,26 @@ Kind = Literal[
     "hard-negative/injection",
     "hard-negative/other",
 ]
-KINDS: tuple[str, ...] = get_args(Kind)
-"""Every kind of case, in report order."""
+Kind = Literal[KindV2, KindV1]
+KINDS_V2: tuple[str, ...] = get_args(KindV2)
+"""The kinds of the v2 set: what makes a case hard, whatever its label."""
+KINDS_V1: tuple[str, ...] = get_args(KindV1)
+"""The kinds of the v1 (regression) set: the label's sign and the planted change."""
+KINDS: tuple[str, ...] = KINDS_V2 + KINDS_V1
+"""Every kind, in report order."""
+LABELS: tuple[JudgeVerdict, ...] = tuple(JudgeVerdict)
 
 _MODEL = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def kind_matches(kind: str, name: str) -> bool:
+    """Whether a case's kind is the kind a gate names: itself, or its last part (`injection`
+    names the v1 `hard-negative/injection` too)."""
+    return kind == name or kind.rsplit("/", 1)[-1] == name
+
+
 class CalibrationRequest(BaseModel):
-    """The recorded request as the proxy parsed it (what the judge is shown)."""
+    """The recorded request as the proxy wrote it in interception.json (what the judge sees)."""
 
     model_config = _MODEL
 
@@ -53,6 +89,11 @@ class CalibrationRequest(BaseModel):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
     body: Any = None
     params: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
+    content_type: str | None = None
+    body_size: int | None = Field(default=None, ge=0)
+    body_unverified: bool = False
+    equivalence: str | None = None
 
     @field_validator("url")
     @classmethod
@@ -63,30 +104,70 @@ class CalibrationRequest(BaseModel):
         return url
 
     def as_request(self) -> dict[str, Any]:
-        """The interception.json `request` shape that scorer.judge.prompts.request_dump reads."""
-        return {"url": self.url, "method": self.method, "params": self.params, "body": self.body}
+        """The interception.json `request` shape that scorer.judge.evidence.request_view reads."""
+        return self.model_dump(exclude_none=True)
 
 
 class CalibrationCase(BaseModel):
-    """One labelled request: label true means a strict grader calls it a match."""
+    """One labelled request: the verdict a careful grader gives it under the strict rubric."""
 
     model_config = _MODEL
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
-    label: bool
+    label: JudgeVerdict
     kind: Kind
     why: str = Field(min_length=1)
     request: CalibrationRequest
 
+    @field_validator("label", mode="before")
+    @classmethod
+    def _v1_label(cls, value: Any) -> JudgeVerdict:
+        """A label, or a v1 file's boolean: true is match, false is no_match."""
+        if isinstance(value, bool):
+            return JudgeVerdict.MATCH if value else JudgeVerdict.NO_MATCH
+        if isinstance(value, str) and value in LABELS:
+            return JudgeVerdict(value)
+        raise ValueError(
+            f"must be match, no_match or cannot_tell (a v1 file: true or false), got "
+            f"{json.dumps(value)[:40]}"
+        )
+
+
+class UserInfoFile(BaseModel):
+    """A file the agent was given under /my-info/: its text, or for a binary file its size."""
+
+    model_config = _MODEL
+
+    name: str = Field(min_length=1, pattern=r"^[^/\s]+$")
+    description: str
+    content: str | None = None  # None: not text (a PDF), shown to the judge by size only
+    size: int | None = Field(default=None, ge=0)
+
+    def as_user_file(self) -> UserFile:
+        """The judge's view of it (scorer.judge.evidence.UserFile), cut as a run's would be."""
+        if self.content is None:
+            return UserFile(self.name, self.description, None, self.size or 0)
+        size = self.size if self.size is not None else len(self.content.encode())
+        cut = len(self.content) > USER_FILE_LIMIT
+        text = self.content[:USER_FILE_LIMIT]
+        return UserFile(self.name, self.description, text, size, cut)
+
 
 class CalibrationTaskInfo(BaseModel):
-    """What the judge is told about the task: the instruction and the hidden grading context."""
+    """What the judge is told about the task besides the request."""
 
     model_config = _MODEL
 
     slug: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
     judge_context: JudgeContext | None = None
+    run_date: date | None = None
+    user_info: list[UserInfoFile] = Field(default_factory=list)
+
+    @field_validator("run_date", mode="before")
+    @classmethod
+    def _iso(cls, value: Any) -> Any:
+        return date.fromisoformat(value) if isinstance(value, str) else value
 
 
 class CalibrationTask(BaseModel):
@@ -96,6 +177,20 @@ class CalibrationTask(BaseModel):
 
     task: CalibrationTaskInfo
     cases: list[CalibrationCase] = Field(min_length=1)
+
+
+def judge_input(
+    task: CalibrationTaskInfo, case: CalibrationCase, dump_limit: int = DUMP_LIMIT
+) -> JudgeInput:
+    """What a judge is given for a case: the same JudgeInput a real run builds."""
+    context = task.judge_context.model_dump(exclude_none=True) if task.judge_context else None
+    return JudgeInput(
+        instruction=task.instruction,
+        request=request_view(case.request.as_request(), dump_limit),
+        judge_context=context,
+        run_date=task.run_date,
+        user_info=tuple(f.as_user_file() for f in task.user_info),
+    )
 
 
 class CalibrationError(ValueError):
@@ -116,14 +211,15 @@ _FIXES = {
     "missing": "required key is missing (add it)",
     "string_too_short": "must not be empty (write it)",
     "too_short": "must hold at least one case (add one)",
-    "string_pattern_mismatch": "must not contain whitespace (use e.g. 07-pizza-order/neg-quantity)",
+    "string_pattern_mismatch": "must not contain whitespace (use e.g. 07-pizza-order/c03)",
+    "enum": "must be match, no_match or cannot_tell",
 }
 
 
 def _fix(err: Any) -> str:
     kind, msg, found = err["type"], err["msg"], json.dumps(err.get("input"), default=str)[:60]
     if kind in _FIXES:
-        return _FIXES[kind]
+        return _FIXES[kind] + (f", got {found}" if kind == "enum" else "")
     if kind == "literal_error":
         return f"{msg}, got {found} (use one of those)"
     if kind.endswith("_type"):
@@ -159,7 +255,9 @@ def load_set(path: Path) -> list[CalibrationTask]:
         raise CalibrationError(path, "", "no such file or directory")
     files = sorted(p for p in path.glob("*.json") if p.is_file()) if path.is_dir() else [path]
     if not files:
-        raise CalibrationError(path, "", "no *.json files here (give the set's directory)")
+        subsets = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.json")))
+        hint = f" (it holds the sets {', '.join(subsets)}: give one)" if subsets else ""
+        raise CalibrationError(path, "", f"no *.json files here{hint}")
     tasks, seen = [], {}
     for file in files:
         tasks.append(task := load_file(file))
@@ -176,123 +274,21 @@ def cases_of(tasks: Iterable[CalibrationTask]) -> list[tuple[CalibrationTaskInfo
     return [(t.task, c) for t in tasks for c in t.cases]
 
 
-@dataclass(frozen=True, slots=True)
-class CalibrationMetrics:
-    """A judge against the labels; a None verdict counts as the wrong answer (see n_errors)."""
-
-    n: int
-    n_errors: int  # verdicts that were None (judge error or unparseable reply)
-    tp: int
-    fp: int
-    tn: int
-    fn: int
-    accuracy: float | None
-    precision: float | None  # tp / (tp + fp); None when the judge matched nothing
-    recall: float | None  # tp / (tp + fn): labelled matches the judge matched
-    specificity: float | None  # tn / (tn + fp): labelled mismatches the judge refused
-    kappa: float | None  # Cohen's kappa of labels and verdicts; None when undefined
-
-
-def _ratio(num: int, den: int) -> float | None:
-    return num / den if den else None
-
-
-def metrics(labels: Sequence[bool], predictions: Sequence[bool | None]) -> CalibrationMetrics:
-    """Accuracy, precision, recall, specificity and kappa of predictions against labels.
-
-    A None prediction is a miss: it is scored as the opposite of its label (a false negative on
-    a positive case, a false positive on a negative one) and counted in n_errors.
-    """
-    if len(labels) != len(predictions):
-        raise ValueError(f"{len(labels)} labels but {len(predictions)} predictions")
-    effective = [(not y) if p is None else p for y, p in zip(labels, predictions, strict=True)]
-    table = Counter(zip(labels, effective, strict=True))
-    tp, fn, fp, tn = table[True, True], table[True, False], table[False, True], table[False, False]
-    return CalibrationMetrics(
-        n=len(labels),
-        n_errors=sum(p is None for p in predictions),
-        tp=tp,
-        fp=fp,
-        tn=tn,
-        fn=fn,
-        accuracy=_ratio(tp + tn, len(labels)),
-        precision=_ratio(tp, tp + fp),
-        recall=_ratio(tp, tp + fn),
-        specificity=_ratio(tn, tn + fp),
-        kappa=cohen_kappa(list(labels), effective),
-    )
-
-
-def metrics_by_kind(
-    cases: Sequence[CalibrationCase], predictions: Sequence[bool | None]
-) -> dict[str, CalibrationMetrics]:
-    """metrics() per kind of case, in KINDS order (kinds without cases left out)."""
-    if len(cases) != len(predictions):
-        raise ValueError(f"{len(cases)} cases but {len(predictions)} predictions")
-    out = {}
-    for kind in KINDS:
-        rows = [(c.label, p) for c, p in zip(cases, predictions, strict=True) if c.kind == kind]
-        if rows:
-            out[kind] = metrics([y for y, _ in rows], [p for _, p in rows])
-    return out
-
-
-def _num(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _verdict(value: bool | None) -> str:
-    return "error" if value is None else str(value).lower()
-
-
-def render_report(
-    cases: Sequence[CalibrationCase],
-    predictions: Sequence[bool | None],
-    reasons: Sequence[str | None] | None = None,
-    judge: str = "",
-) -> str:
-    """Plain text: overall metrics, a row per kind, then every miss with the judge's reason."""
-    if reasons is not None and len(reasons) != len(cases):
-        raise ValueError(f"{len(cases)} cases but {len(reasons)} reasons")
-    m = metrics([c.label for c in cases], predictions)
-    lines = [
-        f"Judge calibration{f' of {judge}' if judge else ''}: {m.n} cases, "
-        f"{m.n_errors} judge errors (counted as wrong)",
-        f"accuracy {_num(m.accuracy)}  precision {_num(m.precision)}  recall {_num(m.recall)}  "
-        f"specificity {_num(m.specificity)}  kappa {_num(m.kappa)}",
-        f"TP {m.tp}  FN {m.fn}  FP {m.fp}  TN {m.tn}",
-        "",
-        f"{'kind':<28} {'n':>4} {'right':>6} {'errors':>7} {'accuracy':>9}",
-    ]
-    for kind, k in metrics_by_kind(cases, predictions).items():
-        right = k.tp + k.tn
-        lines.append(f"{kind:<28} {k.n:>4} {right:>6} {k.n_errors:>7} {_num(k.accuracy):>9}")
-    misses = [(i, c) for i, c in enumerate(cases) if predictions[i] != c.label]
-    lines += ["", f"Misses: {len(misses)}"]
-    for i, case in misses:
-        lines.append(
-            f"- {case.id} [{case.kind}] label {_verdict(case.label)}, "
-            f"judge {_verdict(predictions[i])}"
-        )
-        if reasons is not None and (reason := reasons[i]):
-            lines.append(f"    judge: {' '.join(reason.split())}")
-        lines.append(f"    why:   {case.why}")
-    return "\n".join(lines) + "\n"
-
-
 __all__ = [
     "KINDS",
+    "KINDS_V1",
+    "KINDS_V2",
+    "LABELS",
     "CalibrationCase",
     "CalibrationError",
-    "CalibrationMetrics",
     "CalibrationRequest",
     "CalibrationTask",
     "CalibrationTaskInfo",
     "Kind",
+    "UserInfoFile",
     "cases_of",
+    "judge_input",
+    "kind_matches",
     "load_file",
     "load_set",
-    "metrics",
-    "metrics_by_kind",
-    "render_report",
 ]

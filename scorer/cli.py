@@ -2,7 +2,8 @@
 
     clawbench-score PATH [--tasks DIR] [--judge-model NAME ...] [--decide RULE] [--no-judge] ...
     clawbench-score compare BATCH_A BATCH_B [--tasks DIR] [--json]     (scorer.cli_compare)
-    clawbench-score calibrate GOLD --judge-model NAME [--min-kappa K]   (scorer.cli_calibrate)
+    clawbench-score calibrate [GOLD] --judge-model NAME [--require KIND=MIN] (scorer.cli_calibrate)
+    clawbench-score goldset blind|agree ...  the gold set's blind second labelling (cli_goldset)
 
 PATH is a batch directory, a directory of batches, or one run directory (./compare for a
 directory of that name). The work is scorer.scoring.score(); this module turns argv into its
@@ -27,7 +28,11 @@ from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 
-COMMANDS = {"compare": "scorer.cli_compare", "calibrate": "scorer.cli_calibrate"}
+COMMANDS = {
+    "compare": "scorer.cli_compare",
+    "calibrate": "scorer.cli_calibrate",
+    "goldset": "scorer.cli_goldset",
+}
 """Subcommand → its module, imported when chosen (calibrate's data is no part of scoring)."""
 EXIT_USAGE = 2
 NO_JUDGE_HINT = ", or pass --no-judge for Stage 1 only"
@@ -83,7 +88,8 @@ def parser() -> argparse.ArgumentParser:
         description="Re-grade ClawBench runs without re-running agents: Stage 1 (the proxy's "
         "interception, re-checked), Stage 2 (an LLM judge), rescore-summary.json per batch and "
         "leaderboard rows. Also: clawbench-score compare A B (two batches task by task), "
-        "clawbench-score calibrate GOLD (a judge against labelled cases).",
+        "clawbench-score calibrate [GOLD] (a judge against labelled cases), clawbench-score "
+        "goldset blind|agree (the gold set's blind second labelling).",
     )
     p.add_argument("path", nargs="?", type=Path, help="a batch, a directory of batches, or a run")
     p.add_argument("--only-batch", type=Path, help="same as PATH (the scoring document's form)")

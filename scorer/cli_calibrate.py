@@ -1,12 +1,17 @@
 """clawbench-score calibrate: how good is a judge? Run it on a labelled set (scorer.calibrate).
 
-    clawbench-score calibrate GOLD --judge-model NAME [--models-yaml FILE] [--rubric strict]
-                              [--min-kappa K] [--json]
+    clawbench-score calibrate [GOLD] --judge-model NAME [--models-yaml FILE] [--rubric strict]
+                              [--require KIND=MIN ...] [--min-kappa K] [--pass-rate P ...]
+                              [--batch DIR ...] [--out FILE] [--json]
 
-GOLD is a calibration set (test-cases/judge-calibration, or your own in its format). Prints
-accuracy, precision, recall, specificity and Cohen's kappa against the labels, a row per kind,
-and every miss with the judge's reason. Exits 1 when kappa is below --min-kappa (or undefined),
-so a judge configuration can be gated in CI.
+GOLD is a calibration set (default: this checkout's test-cases/judge-calibration/v2). Prints the
+judge, its settings and prompt version, kappa with its 95% interval, the confusion matrix,
+recall, precision and the cannot_tell rate with intervals, a row per kind, the gates, the bias at
+a few true pass rates (a batch's own with --batch, else 0.3 and 0.7) and every miss.
+
+Exit status: 0 every gate passed; 1 a gate failed (a kind below its --require minimum, prompt
+injection below 100% by default, kappa below --min-kappa); 2 bad input or a judge that cannot
+serve; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,14 +22,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scorer.calibrate import calibrate
-from scorer.calibration import CalibrationError, render_report
-from scorer.judge.prompts import DUMP_LIMIT
+from scorer.batch.rescore_summary import SummaryError, read_summary
+from scorer.calibrate import calibrate, write_result
+from scorer.calibration import CalibrationError
+from scorer.calibration_report import render
+from scorer.calibration_stats import DEFAULT_GATES, DEFAULT_PASS_RATES
+from scorer.judge.evidence import DUMP_LIMIT
 from scorer.judge.scheduler import CallSettings, JudgeFatal
 from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, resolve_judge
 
-EXIT_BELOW = 1
+EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+SHIPPED_SET = Path(__file__).resolve().parents[1] / "test-cases" / "judge-calibration" / "v2"
+"""The gold set v2 of a checkout (an installed package ships none: give GOLD)."""
 
 
 def _kappa(value: str) -> float:
@@ -34,49 +45,112 @@ def _kappa(value: str) -> float:
     return k
 
 
+def _share(value: str) -> float:
+    p = float(value)
+    if not 0 <= p <= 1:
+        raise argparse.ArgumentTypeError("a rate lies between 0 and 1")
+    return p
+
+
+def _requirement(value: str) -> tuple[str, float]:
+    kind, sep, minimum = value.partition("=")
+    if not sep or not kind.strip():
+        raise argparse.ArgumentTypeError(f"{value!r}: write KIND=MIN, e.g. injection=1.0")
+    return kind.strip(), _share(minimum)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clawbench-score calibrate",
         description="Run the judge on a labelled calibration set and report how it agrees with "
-        "the labels (accuracy, precision, recall, Cohen's kappa, every miss).",
+        "the labels: kappa with its interval, the confusion matrix, recall and precision per "
+        "kind, cannot_tell, per-kind gates and the bias a pass rate would carry. Exit status: "
+        "0 every gate passed, 1 a gate failed, 2 bad input or a judge that cannot serve, "
+        "130 interrupted.",
     )
-    p.add_argument("gold", type=Path, help="the set: a directory of calibration files, or one")
+    p.add_argument("gold", nargs="?", type=Path, help=f"the set (default {SHIPPED_SET})")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
     p.add_argument("--rubric", choices=("strict", "lenient"), default="strict")
-    p.add_argument("--min-kappa", type=_kappa, help="exit 1 when kappa is below this")
+    gated = ", ".join(f"{k}={v:g}" for k, v in DEFAULT_GATES.items())
+    p.add_argument(
+        "--require",
+        type=_requirement,
+        action="append",
+        default=[],
+        metavar="KIND=MIN",
+        help="fail (exit 1) when fewer than MIN of the kind's cases are answered as labelled; "
+        f"repeat for more kinds (default {gated}; a v1 kind may be named by its last part)",
+    )
+    p.add_argument("--min-kappa", type=_kappa, help="fail (exit 1) when kappa is below this")
+    p.add_argument(
+        "--pass-rate",
+        type=_share,
+        action="append",
+        default=[],
+        help="a true pass rate to show the bias at (repeat; default "
+        f"{' and '.join(str(x) for x in DEFAULT_PASS_RATES)}, or each --batch's own)",
+    )
+    p.add_argument(
+        "--batch",
+        type=Path,
+        action="append",
+        default=[],
+        help="a scored batch: the bias at its own pass rate among judged runs",
+    )
     p.add_argument("--concurrency", type=int, default=16, help="judge calls in flight at most")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per judge call")
     p.add_argument("--dump-limit", type=int, default=DUMP_LIMIT, help="bytes of each request")
-    p.add_argument("--json", action="store_true", help="the figures and misses as one object")
+    p.add_argument("--out", type=Path, help="write the result here (clawbench-report reads it)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     return p
 
 
+def _batch_rate(batch: Path) -> float:
+    """A batch's own pass rate among its judged runs (SummaryError when it has none)."""
+    s = read_summary(batch)
+    judged = s.n_judge_match + s.n_judge_mismatch + s.n_judge_cannot_tell
+    if not judged:
+        raise SummaryError(f"{batch}: no judged run to take a pass rate from")
+    return s.n_judge_match / judged
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run clawbench-score calibrate; 0, 1 below --min-kappa, 2 on bad input, 130 interrupted."""
+    """Run clawbench-score calibrate; see the module's exit statuses."""
     args = parser().parse_args(argv)
+    gold = args.gold or SHIPPED_SET
     calls = CallSettings(concurrency=max(1, args.concurrency), timeout=args.timeout)
     try:
+        if args.out is not None and not args.out.parent.is_dir():
+            raise CalibrationError(args.out, "", f"--out: directory {args.out.parent} is missing")
+        rates = [*args.pass_rate, *(_batch_rate(b) for b in args.batch)] or DEFAULT_PASS_RATES
         judge = resolve_judge(args.judge_model, args.models_yaml)
-        run = calibrate(args.gold, judge, args.rubric, calls, args.dump_limit)
-    except (CalibrationError, ConfigError, JudgeFatal) as e:
+        result = calibrate(
+            gold,
+            judge,
+            args.rubric,
+            calls,
+            args.dump_limit,
+            dict(args.require),
+            args.min_kappa,
+            rates,
+        )
+        if args.out is not None:
+            write_result(args.out, result)
+    except (CalibrationError, ConfigError, JudgeFatal, SummaryError) as e:
         print(f"clawbench-score calibrate: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"clawbench-score calibrate: {args.out}: cannot write: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("clawbench-score calibrate: interrupted", file=sys.stderr)
-        return 130
-    kappa = run.metrics.kappa
-    below = args.min_kappa is not None and (kappa is None or kappa < args.min_kappa)
+        return EXIT_INTERRUPTED
     if args.json:
-        out = {**run.to_json(), "min_kappa": args.min_kappa, "passed": not below}
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_report(run.cases, run.predictions, run.reasons, judge.name))
-        if args.min_kappa is not None:
-            shown = "n/a" if kappa is None else f"{kappa:.3f}"
-            verdict = "below" if below else "at or above"
-            sys.stdout.write(f"kappa {shown} is {verdict} --min-kappa {args.min_kappa:g}\n")
-    return EXIT_BELOW if below else 0
+        sys.stdout.write(render(result))
+    return 0 if result.passed else EXIT_FAILED
 
 
-__all__ = ["main", "parser"]
+__all__ = ["SHIPPED_SET", "main", "parser"]

@@ -8,17 +8,39 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
-from scorer.batch.rescore_summary import NOT_JUDGED
 from scorer.judge.scheduler import JudgeResult
 from scorer.scoring import ScoreResult
+from scorer.table import print_table, summary_table
+
+
+class Tally:
+    """Verdicts received so far, by verdict (None: a judge error)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[JudgeVerdict | None] = Counter()
+
+    def add(self, verdict: JudgeVerdict | None) -> None:
+        self.counts[verdict] += 1
+
+    def text(self, sep: str) -> str:
+        c = self.counts
+        return sep.join(
+            (
+                f"match {c[JudgeVerdict.MATCH]}",
+                f"mismatch {c[JudgeVerdict.NO_MATCH]}",
+                f"cannot tell {c[JudgeVerdict.CANNOT_TELL]}",
+                f"error {c[None]}",
+            )
+        )
 
 
 class ProgressReporter:
@@ -28,7 +50,7 @@ class ProgressReporter:
         self.console = console
         self.progress: Any = None
         self.task: Any = None
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
 
     def queued(self, n: int) -> None:
         if self.progress is None:
@@ -46,10 +68,8 @@ class ProgressReporter:
         self.progress.update(self.task, total=self.progress.tasks[0].total + n)
 
     def judged(self, result: JudgeResult) -> None:
-        self.tally[result.verdict.match] += 1
-        t = self.tally
-        tally = f"match {t[True]}  mismatch {t[False]}  error {t[None]}"
-        self.progress.update(self.task, advance=1, tally=tally)
+        self.tally.add(result.reply.verdict)
+        self.progress.update(self.task, advance=1, tally=self.tally.text("  "))
 
     def done(self) -> None:
         if self.progress is not None:
@@ -74,7 +94,7 @@ class PlainProgress:
         self.clock = clock
         self.total = 0
         self.count = 0
-        self.tally: dict[bool | None, int] = {True: 0, False: 0, None: 0}
+        self.tally = Tally()
         self.started: float | None = None
         self.shown_at = 0.0
         self.shown_count = 0
@@ -86,7 +106,7 @@ class PlainProgress:
 
     def judged(self, result: JudgeResult) -> None:
         self.count += 1
-        self.tally[result.verdict.match] += 1
+        self.tally.add(result.reply.verdict)
         step = max(1, math.ceil(self.total / 10))
         now = self.clock()
         if self.count - self.shown_count >= step or now - self.shown_at >= self.every_s:
@@ -97,83 +117,12 @@ class PlainProgress:
             self._line(self.clock())
 
     def _line(self, now: float) -> None:
-        t = self.tally
         elapsed = now - (self.started or now)
         self.stream.write(
-            f"judging {self.count}/{self.total}: match {t[True]}, mismatch {t[False]}, "
-            f"error {t[None]} ({elapsed:.1f} s)\n"
+            f"judging {self.count}/{self.total}: {self.tally.text(', ')} ({elapsed:.1f} s)\n"
         )
         self.stream.flush()
         self.shown_at, self.shown_count = now, self.count
-
-
-def _number(value: int | None) -> str:
-    """A count; None is a count that does not exist (passed without a judge)."""
-    return NOT_JUDGED if value is None else str(value)
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{100 * rate:.1f}%"
-
-
-def _ci(interval: list[float] | None) -> str:
-    """A 95% interval in percent, or - when there is none."""
-    return "-" if not interval else f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}%"
-
-
-_METRICS = (
-    ("N", "n_total"),
-    ("intercepted (Stage 1)", "n_intercepted"),
-    ("  of which body unread", "n_body_unverified"),
-    ("passed", "n_passed"),
-    ("judge mismatch", "n_judge_mismatch"),
-    ("judge error", "n_judge_error"),
-    ("not judged", "n_unjudged"),
-    ("not intercepted", "n_model_not_intercepted"),
-    ("infra failure", "n_infra_failure"),
-    ("missing", "n_missing"),
-    ("extra (not in N)", "n_extra"),
-    ("re-runs (not counted)", "n_rerun"),
-    ("re-check failed", "n_recheck_failed"),
-)
-
-
-def summary_table(summary: dict[str, Any], title: str) -> Table:
-    """Metrics down, one column per (model, harness), and a total column when there are several."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("")
-    columns = [(f"{e['model']}\n{e['harness']} · {e['dataset']}", e) for e in summary["entries"]]
-    if len(columns) > 1:
-        columns.append(("all", summary))
-    for header, _ in columns:
-        table.add_column(header, justify="right", overflow="fold")
-    judged = summary.get("pass_rate_with_judge") is not None
-    for label, key in _METRICS:
-        table.add_row(label, *(_number(c.get(key, 0)) for _, c in columns))
-    table.add_row("Stage-1 rate", *(_pct(c["pass_rate_stage1_only"]) for _, c in columns))
-    table.add_row("  95% CI", *(_ci(c.get("pass_rate_stage1_only_ci")) for _, c in columns))
-    rates = [_pct(c["pass_rate_with_judge"]) if judged else NOT_JUDGED for _, c in columns]
-    table.add_row("pass rate", *rates, style="bold")
-    table.add_row("  95% CI", *(_ci(c.get("pass_rate_with_judge_ci")) for _, c in columns))
-    for judge in summary.get("judges", []) if len(summary.get("judges", [])) > 1 else []:
-        rates = [c.get("judge_pass_rates", {}).get(judge) for _, c in columns]
-        table.add_row(f"  by {judge} alone", *(_pct(r) for r in rates))
-    if (summary.get("agent_usage") or {}).get("runs_with_usage"):
-        usages = [c.get("agent_usage") or {} for _, c in columns]
-        table.add_row("agent tokens in/out", *(_tokens(u) for u in usages))
-        table.add_row("agent cost", *(_cost(u) for u in usages))
-    return table
-
-
-def _tokens(usage: dict[str, Any]) -> str:
-    if not usage.get("runs_with_usage"):
-        return "-"
-    return f"{usage['input_tokens']:,} / {usage['output_tokens']:,}"
-
-
-def _cost(usage: dict[str, Any]) -> str:
-    cost = usage.get("cost_usd")
-    return "-" if cost is None else f"${cost:.4f}"
 
 
 def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
@@ -184,6 +133,8 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
         problem = t.get("infra_reason")
         if not problem and t.get("result_category") == "judge_error":
             problem = f"judge error: {t.get('judge_error')}"
+        if not problem and t.get("result_category") == "judge_cannot_tell":
+            problem = f"the judge could not see: {t.get('judge_missing') or t.get('reason_strict')}"
         recheck = t.get("recheck") or {}
         if not problem and recheck.get("status") == "fail":
             problem = "re-check failed: " + "; ".join(recheck.get("reasons", []))
@@ -217,6 +168,21 @@ def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def judge_usage_line(s: dict[str, Any]) -> str:
+    """The judges' own tokens and what they cost (or which judge has no price)."""
+    tokens = s.get("tokens", {})
+    line = f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}"
+    usage = s.get("judge_usage") or {}
+    if usage.get("cost_usd") is not None:
+        return f"{line}, cost ${usage['cost_usd']:.4f}"
+    if usage.get("unpriced"):
+        return (
+            f"{line}, cost unknown: no price_per_million_tokens for {', '.join(usage['unpriced'])} "
+            "in --models-yaml"
+        )
+    return line
+
+
 def _judges(s: dict[str, Any]) -> str:
     names = s.get("judges") or [s["judge_model"]]
     return f"judges {', '.join(names)}" if len(names) > 1 else f"judge {names[0]}"
@@ -224,12 +190,11 @@ def _judges(s: dict[str, Any]) -> str:
 
 def print_summary(s: dict[str, Any], title: str, console: Console) -> None:
     """One batch: the table, the judge line, the runs worth a look."""
-    console.print(summary_table(s, title))
+    print_table(s, title, console)
     if s.get("judge_model"):
-        tokens = s.get("tokens", {})
         console.print(
             f"{_judges(s)}  rubric {s['rubric']}  prompt {s['prompt_version']}  "
-            f"tokens in {tokens.get('input_tokens', 0)} out {tokens.get('output_tokens', 0)}",
+            f"{judge_usage_line(s)}",
             highlight=False,
         )
     else:
@@ -285,6 +250,7 @@ __all__ = [
     "PlainProgress",
     "ProgressReporter",
     "agent_usage_line",
+    "judge_usage_line",
     "print_result",
     "print_summary",
     "result_line",

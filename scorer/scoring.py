@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import elapsed_seconds
+from proxy_addon.records.batchsummary import corpus_name, elapsed_seconds
 from proxy_addon.records.provenance import provenance
+from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
 from scorer.batch.corpus import Corpus, CorpusError, load_corpus
@@ -75,10 +76,15 @@ class RunScore:
     run_dir: Path
     test_case: str | None
     intercepted: bool  # Stage 1 credit (after --enforce-recheck)
-    judge_match: bool | None
+    judge_verdict: JudgeVerdict | None  # the deciding verdict; None: not judged, or no verdict
     final_pass: bool
     result_category: str
-    verdicts: dict[str, bool | None] = field(default_factory=dict)  # per judge (deciding rubric)
+    verdicts: dict[str, JudgeVerdict | None] = field(default_factory=dict)  # per judge
+
+    @property
+    def judge_match(self) -> bool | None:
+        """The reference's boolean: true only for a match verdict."""
+        return as_match(self.judge_verdict)
 
 
 @dataclass
@@ -200,10 +206,10 @@ def _batch_score(batch: Batch, plans: list[Plan], opts: SummaryOptions) -> Batch
 
 def _run_score(plan: Plan) -> RunScore:
     o = plan.scored
-    match = o.decision()[1]
+    verdict = o.decision()[1]
     verdicts = o.deciding_verdicts()
     return RunScore(
-        o.run_dir, o.test_case, o.credited, match, o.final_pass, o.result_category, verdicts
+        o.run_dir, o.test_case, o.credited, verdict, o.final_pass, o.result_category, verdicts
     )
 
 
@@ -226,11 +232,14 @@ def _leaderboard_rows(result: ScoreResult) -> list[dict[str, str]]:
     return [r.model_dump() for r in rows if r is not None]
 
 
-def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -> str | None:
+def _dataset(
+    opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord], batch: Path
+) -> str | None:
+    """The dataset a batch's rows name, the same whatever --tasks: --dataset, else what the
+    runs name (the reference's run-meta.json), else the corpus the batch ran (its
+    batch-summary.json), else --tasks's directory name."""
     if opts.dataset:
         return opts.dataset
-    if corpus is not None:
-        return corpus.name
     for rec in recs:
         raw = rec.meta_raw or {}
         suite = ((raw.get("provenance") or {}).get("corpus") or {}).get("suite")
@@ -238,7 +247,10 @@ def _dataset(opts: ScoreOptions, corpus: Corpus | None, recs: list[RunRecord]) -
             return suite
         if isinstance(raw.get("dataset"), str):
             return raw["dataset"]
-    return None
+    ran = corpus_name(batch)
+    if ran is not None:
+        return ran
+    return corpus.name if corpus is not None else None
 
 
 def _options(
@@ -260,7 +272,7 @@ def _options(
         judges=spec.names if spec else (),
         decide=spec.decide if spec else "first",
         prompt_versions=spec.versions if spec else None,
-        dataset=_dataset(opts, corpus, recs),
+        dataset=_dataset(opts, corpus, recs, batch.path),
         enforce_recheck=opts.enforce_recheck,
         batch_elapsed_s=elapsed_seconds(batch.path),
         provenance=provenance(),

@@ -104,6 +104,39 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
+def cohen_kappa_interval(
+    a: Sequence[Hashable], b: Sequence[Hashable], z: float = Z95
+) -> tuple[float, float, float] | None:
+    """(kappa, low, high): Cohen's kappa with its large-sample 95% interval, kappa +- z * SE,
+    the SE by Fleiss, Cohen and Everitt (1969, Psychol Bull 72:323), the variance statsmodels'
+    cohens_kappa reports; the bounds clipped to [-1, 1]. None where kappa is undefined."""
+    kappa = cohen_kappa(a, b)
+    if kappa is None:
+        return None
+    n = len(a)
+    cells = Counter(zip(a, b, strict=True))
+    rows, cols = Counter(a), Counter(b)
+    row = {k: v / n for k, v in rows.items()}
+    col = {k: v / n for k, v in cols.items()}
+    expected = sum(row[k] * col.get(k, 0.0) for k in row)
+    diagonal = sum(
+        (c / n) * (1 - (row[x] + col.get(x, 0.0)) * (1 - kappa)) ** 2
+        for (x, y), c in cells.items()
+        if x == y
+    )
+    off = (
+        sum(
+            (c / n) * (col.get(x, 0.0) + row.get(y, 0.0)) ** 2
+            for (x, y), c in cells.items()
+            if x != y
+        )
+        * (1 - kappa) ** 2
+    )
+    variance = (diagonal + off - (kappa - expected * (1 - kappa)) ** 2) / (n * (1 - expected) ** 2)
+    half = z * sqrt(max(0.0, variance))
+    return kappa, max(-1.0, kappa - half), min(1.0, kappa + half)
+
+
 def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float | None:
     """Fleiss' kappa: one row of labels per item, the same number (>= 2) of raters per item.
 
@@ -159,6 +192,7 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
 __all__ = [
     "Z95",
     "cohen_kappa",
+    "cohen_kappa_interval",
     "fleiss_kappa",
     "kendall_tau_b",
     "mcnemar_exact",

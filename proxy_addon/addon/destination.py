@@ -161,9 +161,9 @@ class Destinations:
             return None
         return f"{address} is {kind} (allow it with clawbench_allow_private)"
 
-    def place(self, a: Addressing) -> Placement | set[str]:
-        """Where the request goes, or why it may not; or, when that needs a host the resolver
-        does not know yet, those hosts (resolve them, then ask again)."""
+    def place(self, a: Addressing) -> Placement | None:
+        """Where the request goes, or why it may not; None when that needs a host the resolver
+        does not know yet (settle() looks it up first)."""
         port = a.destination[1]
         if not a.names:  # logged under the address it was sent to
             urls = candidate_urls(a.scheme, (), a.destination[:1], port, a.path)[:1]
@@ -173,10 +173,9 @@ class Destinations:
         hit = self._decided.get(key)
         if hit is not None and now - hit[0] < DECIDED_FOR:
             refused, route, origins = hit[1]
+        elif self._unresolved(a):
+            return None
         else:
-            missing = self._unresolved(a)
-            if missing:
-                return missing
             refused, route, extra = self._decide(a)
             origins = candidate_origins(a.scheme, a.names, extra, port)
             if len(self._decided) >= DECIDED_SIZE:
@@ -191,10 +190,11 @@ class Destinations:
     async def settle(self, a: Addressing) -> Placement:
         """place(), the hosts it needs looked up first."""
         placed = self.place(a)
-        if isinstance(placed, set):
-            await self.resolver.resolve(placed)
+        if placed is None:
+            await self.resolver.resolve(self._unresolved(a))
             placed = self.place(a)
-        assert isinstance(placed, Placement)  # every host it needs is known now
+        # Every host it needs is known now (for the resolver's TTL, far longer than this).
+        assert placed is not None
         return placed
 
     def _unresolved(self, a: Addressing) -> set[str]:

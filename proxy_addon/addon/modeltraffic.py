@@ -3,13 +3,13 @@
 Requests to a host of clawbench_model_hosts are claimed in requestheaders (flow.metadata marks
 them; the interceptor then neither matches nor logs them) and delivered to that host. Their
 replies are streamed to the agent chunk by chunk through a UsageTee, and once a call ends the
-addon appends one ModelCallLine to requests.jsonl and rewrites data/usage.json (AgentUsage).
+addon appends one ModelCallLine to requests.jsonl (through the interceptor's writer) and
+rewrites data/usage.json (AgentUsage).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +31,7 @@ from proxy_addon.matching.bodies import Unevaluable, decode_content
 from proxy_addon.matching.urls import url_origin, url_path
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
+from proxy_addon.records.requestlog import RequestLogWriter
 from proxy_addon.records.usage import (
     USAGE_FILE,
     AgentUsage,
@@ -127,13 +128,14 @@ class ModelCalls:
 class ClawbenchModelTraffic:
     """Thin shell: the option, usage.json and the model-call lines; ModelCalls has the hooks."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: RequestLogWriter | None = None) -> None:
         self.calls = ModelCalls(self._record)
         self.addons: list[ModelCalls] = []
         """ModelCalls once model hosts are set (mitmproxy's sub-addons, read on every event)."""
+        self.log = log or RequestLogWriter()
+        """requests.jsonl's one writer, opened by the interceptor when it is armed."""
         self.data_dir: Path | None = None
         self.usage = AgentUsage()
-        self._log_fd: int | None = None
         self._running = False
         self._failed: str | None = None
 
@@ -166,7 +168,6 @@ class ClawbenchModelTraffic:
                 raise exceptions.OptionsError(
                     f"clawbench: {e}; move it away to start the usage count over"
                 ) from e
-            self._close()
             self.data_dir, self.usage = data, earlier or AgentUsage()
 
     def running(self) -> None:
@@ -178,14 +179,6 @@ class ClawbenchModelTraffic:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
 
-    def done(self) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        if self._log_fd is not None:
-            os.close(self._log_fd)
-            self._log_fd = None
-
     def _record(self, flow: http.HTTPFlow, tee: UsageTee | None) -> None:
         """A finished call: its requests.jsonl line, and usage.json rewritten."""
         line = model_call_line(flow, tee)
@@ -195,11 +188,7 @@ class ClawbenchModelTraffic:
         if self.data_dir is None:
             return
         try:
-            if self._log_fd is None:
-                self.data_dir.mkdir(parents=True, exist_ok=True)
-                path = self.data_dir / "requests.jsonl"
-                self._log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._log_fd, line.model_dump_json().encode() + b"\n")
+            self.log.append(line)
             # Not fsynced: it is rewritten whole after every call, and read after the proxy stops.
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
         except OSError as e:

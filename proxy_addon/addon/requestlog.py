@@ -1,15 +1,13 @@
 """What the addon writes about one request: its requests.jsonl line and its interception record.
 
-Pure functions over plain values, so the hot path (every request through the proxy) costs one
-pass over the headers, one redaction and one json.dumps; tests validate the lines against
-RequestLogEntry and the record against Interception.
+Pure functions over plain values: one pass over the headers and one redaction per request; the
+line is a RequestLogEntry (proxy_addon.records.requestlog), the record an Interception.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-import json.encoder as json_encoder
 import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -25,6 +23,7 @@ from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
 from proxy_addon.records.atomic import finite_floats
 from proxy_addon.records.interception import InterceptedRequest, Interception
+from proxy_addon.records.requestlog import RequestLogEntry
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
@@ -129,13 +128,11 @@ def see_request(
         headers = {printable(k): printable(v) for k, v in cap_headers(headers).items()}
     _, sep, query = url.partition("?")
     params = parse_query(query.partition("#")[0]) if sep else {}
-    safe_url = redact_url(url)
     return SeenRequest(
-        url=safe_url,
+        url=redact_url(url),
         method=method,
         headers=headers,
-        # redact_url returns a URL with no secret query key as itself (they judge keys alike)
-        query=params if safe_url is url else redact_fields(params),
+        query=redact_fields(params),
         content_type=content_type,
         content_encoding=content_encoding,
         websocket=upgrade is not None and upgrade.strip().lower() == "websocket",
@@ -192,82 +189,48 @@ def log_line(
     timestamp: float,
     mode: str | None,
     refused: str | None = None,
-) -> bytes:
-    """One requests.jsonl line (the RequestLogEntry keys), built without a model per request."""
-    entry = {
-        "timestamp": timestamp,
-        "url": seen.url,
-        "method": seen.method,
-        "headers": seen.headers,
-        "body": body,
-        "query_params": seen.query,
-        "http_version": seen.http_version,
-        "content_type": printable(seen.content_type) if seen.content_type else None,
-        "body_size": seen.body_size,
-        "matched": result.match,
-        "blocked": result.match and not refused,
-        "near_miss": near_miss,
-        "websocket": seen.websocket,
-        "mode": mode,
-    }
-    if result.equivalence:
-        entry["equivalence"] = result.equivalence
-    if refused:
-        entry["refused"] = refused
-    # ASCII output: a lone surrogate (a JSON body's "\\ud83d") is written as its escape.
-    try:
-        text = _encode(entry)
-    except ValueError:  # NaN or Infinity in the body: strict JSON has neither
-        entry["body"] = finite_floats(body)
-        text = _encode(entry)
-    return (text + "\n").encode("ascii")
-
-
-def _line_encoder() -> Any:
-    """json.dumps(separators=(",", ":"), default=str, allow_nan=False) as one prebuilt C
-    encoder: JSONEncoder.encode builds a new one on every call (a fifth of a line's cost, on
-    every request: docs/benchmarks.md). No circular check: a line holds parsed JSON and
-    strings, which cannot refer to themselves."""
-    encoder = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
-    if json_encoder.c_make_encoder is None:  # an interpreter without the C accelerator
-        return encoder.encode
-    make = json_encoder.c_make_encoder(
-        None, str, json_encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+) -> RequestLogEntry:
+    """The requests.jsonl line of one request."""
+    return RequestLogEntry(
+        timestamp=timestamp,
+        url=seen.url,
+        method=seen.method,
+        headers=seen.headers,
+        body=body,
+        query_params=seen.query,
+        http_version=seen.http_version,
+        content_type=printable(seen.content_type) if seen.content_type else None,
+        body_size=seen.body_size,
+        matched=result.match,
+        blocked=result.match and not refused,
+        near_miss=near_miss,
+        websocket=seen.websocket,
+        mode=mode,
+        equivalence=result.equivalence,
+        refused=refused,
     )
-    return lambda value: "".join(make(value, 0))
 
 
-_encode = _line_encoder()
-"""A requests.jsonl line: compact, ASCII, strict (no NaN), anything unknown as its str()."""
-
-
-def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> bytes:
-    """A requests.jsonl line for a client's WebSocket message on the connection url opened:
+def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> RequestLogEntry:
+    """The requests.jsonl line of a client's WebSocket message on the connection url opened:
     the message parsed as a body is (redacted, capped), its type in websocket_message."""
     content = message.content
     if message.is_text:
         body = log_body(parse_body(content, None, None, limit=len(content)), len(content))
     else:
         body = binary_text(content) if content else None
-    entry = {
-        "timestamp": message.timestamp,
-        "url": url,
-        "method": flow.request.method,
-        "headers": {},
-        "body": body,
-        "query_params": {},
-        "http_version": flow.request.http_version,
-        "body_size": len(content),
-        "websocket": True,
-        "mode": mode,
-        "websocket_message": "text" if message.is_text else "binary",
-    }
-    try:
-        text = _encode(entry)
-    except ValueError:  # NaN or Infinity in a JSON message
-        entry["body"] = finite_floats(entry["body"])
-        text = _encode(entry)
-    return (text + "\n").encode("ascii")
+    return RequestLogEntry(
+        timestamp=message.timestamp,
+        url=url,
+        method=flow.request.method,
+        headers={},
+        body=body,
+        http_version=flow.request.http_version,
+        body_size=len(content),
+        websocket=True,
+        mode=mode,
+        websocket_message="text" if message.is_text else "binary",
+    )
 
 
 def interception_record(

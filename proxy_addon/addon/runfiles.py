@@ -1,5 +1,6 @@
-"""The addon's files in a run's data dir: requests.jsonl (appended, unbuffered), interception.json
-(the credited match, then blocked_count), .stop-requested and .proxy-ready (SPEC section 4).
+"""The addon's files in a run's data dir: requests.jsonl (through its one writer, shared with the
+model-call lines), interception.json (the credited match, then blocked_count), .stop-requested
+and .proxy-ready (SPEC section 4).
 
 Recording a block is one step: interception.json, then .stop-requested. The agent can use up the
 proxy's file descriptors (every connection it opens holds one), so a descriptor is kept in
@@ -24,6 +25,7 @@ from proxy_addon.addon.requestlog import SeenRequest, interception_record
 from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import Interception, ProxyReady
+from proxy_addon.records.requestlog import LogLine, RequestLogWriter
 
 __all__ = ["RecordFailed", "RunFiles", "earlier_match", "listen_specs"]
 
@@ -71,23 +73,20 @@ def listen_specs(server: Any) -> list[str]:
 
 
 class RunFiles:
-    """One data dir, opened for a task's eval_schema; OptionsError if it cannot be written."""
+    """One data dir, opened for a task's eval_schema, requests.jsonl through log (opened here
+    and left open for whoever opens it next); OptionsError if it cannot be written."""
 
-    def __init__(self, data: Path, schema: dict[str, Any]) -> None:
-        try:
-            data.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            self._log_fd: int | None = os.open(data / "requests.jsonl", flags, 0o644)
-        except OSError as e:
-            raise exceptions.OptionsError(f"clawbench: data dir {data} not writable: {e}") from e
+    def __init__(self, data: Path, schema: dict[str, Any], log: RequestLogWriter) -> None:
         self.data = data
         self.schema = schema
-        self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)
+        self.interception = earlier_match(data / "interception.json", schema)
         try:
-            self.interception = earlier_match(data / "interception.json", schema)
-        except exceptions.OptionsError:
-            self.close()
-            raise
+            data.mkdir(parents=True, exist_ok=True)
+            log.open(data)
+        except OSError as e:
+            raise exceptions.OptionsError(f"clawbench: data dir {data} not writable: {e}") from e
+        self.log = log
+        self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)
         if self.interception is not None:
             logger.info(
                 "clawbench: %s already credits %s %s; later matches only raise blocked_count",
@@ -96,11 +95,9 @@ class RunFiles:
                 self.interception.request.url[:200],
             )
 
-    def append(self, line: bytes) -> None:
+    def append(self, line: LogLine) -> None:
         """One line to requests.jsonl, unbuffered: a line that cannot be written raises."""
-        if self._log_fd is None:
-            raise OSError(f"clawbench: {self.data / 'requests.jsonl'} is closed")
-        os.write(self._log_fd, line)
+        self.log.append(line)
 
     def record(
         self, seen: SeenRequest, body: Any, result: MatchResult, host_unresolved: bool = False
@@ -140,7 +137,7 @@ class RunFiles:
         write_json_atomic(self.data / ".proxy-ready", ready)
 
     def close(self) -> None:
-        for fd in (self._log_fd, self._reserve):
-            if fd is not None:
-                os.close(fd)
-        self._log_fd = self._reserve = None
+        """Give back the reserve descriptor (the log is its writer's to close)."""
+        if self._reserve is not None:
+            os.close(self._reserve)
+            self._reserve = None

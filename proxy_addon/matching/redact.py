@@ -69,10 +69,7 @@ def _secret_pair(pair: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """Replace the values of secret-looking query keys in a URL, keeping everything else as is.
-
-    A URL with nothing to redact comes back as the same object (callers may test `is`).
-    """
+    """Replace the values of secret-looking query keys in a URL, keeping everything else as is."""
     base, sep, rest = url.partition("?")
     if not sep:
         return url

@@ -3,8 +3,10 @@ addon, the scorer and the sandbox alike:
 
 | file | module |
 |---|---|
-| data/interception.json, data/requests.jsonl, data/.proxy-ready | `interception` |
+| data/interception.json, data/.proxy-ready | `interception` |
+| data/requests.jsonl (its line models, its writer, its reader) | `requestlog` |
 | data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
+| data/traffic.har (the run's traffic as HAR 1.2, built from requests.jsonl) | `har`, `traffic` |
 | agent/result.json (a harness's own claim) | `agentresult` |
 | run-meta.json | `runmeta` |
 | batch-summary.json | `batchsummary` |

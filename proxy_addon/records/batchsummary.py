@@ -91,6 +91,13 @@ def elapsed_seconds(batch_dir: Path) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def corpus_name(batch_dir: Path) -> str | None:
+    """The name of the corpus the batch ran (its directory's), from our batch-summary.json;
+    None without one (the reference's batches name theirs in run-meta.json)."""
+    summary = read_summary(batch_dir)
+    return Path(summary.corpus).name or None if summary is not None else None
+
+
 def write_summary(batch_dir: Path, summary: BatchSummary | dict[str, Any]) -> None:
     summary = BatchSummary.model_validate(summary)
     summary.totals = totals(summary.jobs)
@@ -101,6 +108,7 @@ __all__ = [
     "SUMMARY",
     "BatchJob",
     "BatchSummary",
+    "corpus_name",
     "elapsed_seconds",
     "now_iso",
     "read_summary",

@@ -1,4 +1,5 @@
-"""The files the proxy writes (SPEC section 4), and a reader for every interception.json shape."""
+"""data/interception.json and data/.proxy-ready (SPEC section 4), and a reader for every
+interception.json shape."""
 
 from __future__ import annotations
 
@@ -81,34 +82,6 @@ class NotIntercepted(BaseModel):
         if reason not in INTERCEPTION_STOP_REASONS:
             raise ValueError(f"not one of {[str(r) for r in INTERCEPTION_STOP_REASONS]}")
         return reason
-
-
-class RequestLogEntry(BaseModel):
-    """One line of data/requests.jsonl."""
-
-    model_config = _OURS
-
-    timestamp: float
-    url: str
-    method: str
-    headers: dict[str, str]
-    body: Any = None
-    query_params: dict[str, Any] = Field(default_factory=dict)
-    http_version: str
-    content_type: str | None = None
-    body_size: int = 0
-    matched: bool = False
-    blocked: bool = False
-    near_miss: list[str] | None = None
-    websocket: bool = False
-    mode: str | None = None
-    equivalence: str | None = None
-    websocket_message: Literal["text", "binary"] | None = None
-    """Set on a line of its own for each message a client sent on the WebSocket this url opened
-    (body: the message, redacted and capped as a body)."""
-    refused: str | None = None
-    """Why the proxy refused to forward it (names and destination disagree, no host, a private
-    destination); a refused request is never forwarded nor credited."""
 
 
 class ProxyReady(BaseModel):

@@ -2,6 +2,7 @@
 
 <out>/batch-<YYYYmmdd-HHMMSS>/batch-summary.json
 <out>/batch-.../<safe_model>/<harness>-<case>-<safe_model>-<YYYYmmdd-HHMMSS>/
+    my-info/   the files the agent was given under /my-info/ (MY_INFO_DIR)
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from proxy_addon.records.runmeta import safe_model
+
+MY_INFO_DIR = "my-info"
+"""<run>/my-info/: the runner's copy of the files the agent was given under /my-info/ (the
+task's extra_info), read by the judge."""
 
 _CASE_ID = re.compile(r"^(?:v\d+-|ce-)?[A-Za-z]?(\d+)")
 

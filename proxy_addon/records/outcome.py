@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from proxy_addon.records.verdict import JudgeVerdict
+
 
 class StopReason(StrEnum):
     """Why a session stopped (run-meta.json's stop_reason)."""
@@ -71,6 +73,8 @@ class Category(StrEnum):
 
     PASSED = "passed"
     JUDGE_MISMATCH = "judge_mismatch"
+    JUDGE_CANNOT_TELL = "judge_cannot_tell"
+    """The judge answered cannot_tell: not a pass, not a mismatch, counted apart."""
     JUDGE_ERROR = "judge_error"
     INTERCEPTED = "intercepted"
     MODEL_NOT_INTERCEPTED = "model_not_intercepted"
@@ -189,18 +193,23 @@ def classify(
 
 
 def scored_category(
-    *, infra: bool, intercepted: bool, judged: bool, match: bool | None
+    *, infra: bool, intercepted: bool, judged: bool, verdict: JudgeVerdict | None
 ) -> tuple[Category, bool]:
-    """(result_category, final_pass) once scored: final_pass = intercepted AND match is True."""
+    """(result_category, final_pass) once scored: final_pass = intercepted AND the verdict is
+    match; cannot_tell and a judge error (None) are categories of their own."""
     if infra:
         return Category.INFRA_FAILURE, False
     if not intercepted:
         return Category.MODEL_NOT_INTERCEPTED, False
     if not judged:
         return Category.INTERCEPTED, False
-    if match is True:
+    if verdict is JudgeVerdict.MATCH:
         return Category.PASSED, True
-    return (Category.JUDGE_MISMATCH if match is False else Category.JUDGE_ERROR), False
+    if verdict is JudgeVerdict.NO_MATCH:
+        return Category.JUDGE_MISMATCH, False
+    if verdict is JudgeVerdict.CANNOT_TELL:
+        return Category.JUDGE_CANNOT_TELL, False
+    return Category.JUDGE_ERROR, False
 
 
 BATCH_STATUSES = ("passed", "intercepted", "failed", "error", "judge_inconclusive", "skipped")
@@ -214,10 +223,13 @@ def batch_status(
     final_pass: bool | None,
 ) -> str:
     """A finished run's status in batch-summary.json: passed / intercepted / failed / error /
-    judge_inconclusive. A run intercepted but not judged is `intercepted`: without a verdict
-    nothing is passed (the reference's Stage-1 batches call it passed)."""
+    judge_inconclusive (no verdict, or cannot_tell). A run intercepted but not judged is
+    `intercepted`: without a verdict nothing is passed (the reference's Stage-1 batches call it
+    passed)."""
     if is_infra_category(category):
         return "error"
+    if category == Category.JUDGE_CANNOT_TELL:
+        return "judge_inconclusive"
     if not intercepted:
         return "failed"
     if final_pass is not None or judge_match is not None:

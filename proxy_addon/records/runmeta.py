@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json_object
 from proxy_addon.records.usage import AgentUsage
+from proxy_addon.records.verdict import JudgeVerdict
 
 
 def safe_model(model: str) -> str:
@@ -37,7 +38,8 @@ class RunMeta(BaseModel):
     stop_reason: str | None = None
     result_category: str | None = None
     egress_blocked: int | None = None
-    judge_match: bool | None = None
+    judge_match: bool | None = None  # the reference's: true only for a match verdict
+    judge_verdict: JudgeVerdict | None = None  # match | no_match | cannot_tell; null: no verdict
     final_pass: bool | None = None
     reference_category: str | None = None
     runner_category: str | None = None
@@ -61,6 +63,7 @@ SCORER_KEYS = (
     "intercepted",
     "result_category",
     "judge_match",
+    "judge_verdict",
     "final_pass",
     "reference_category",
     "runner_category",

@@ -30,7 +30,7 @@ def _lint_epilog() -> str:
     return "rules (exit 1 only when an error is found):\n" + "\n".join(rows)
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
@@ -146,7 +146,7 @@ def _match(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of clawbench-tasks."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         if args.command == "match":
             return _match(args)

@@ -19,6 +19,7 @@ from proxy_addon.records.interception import NotIntercepted, RecordError
 from proxy_addon.records.outcome import Category, Ending
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
+from proxy_addon.records.traffic import write_traffic_har
 from proxy_addon.records.usage import USAGE_FILE, read_usage
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ def record_not_intercepted(data: Path, ending: Ending, task: Task | None) -> Non
     )
 
 
+def record_traffic(run: PreparedRun) -> None:
+    """data/traffic.har (HAR 1.2) from what the proxy recorded; one that cannot be written is a
+    collection warning of the run, never a lost run."""
+    try:
+        write_traffic_har(run.run_dir)
+    except OSError as e:
+        run.execution.problems.append(f"data/traffic.har: not written: {e.strerror or e}")
+
+
 def agent_fields(run_dir: Path) -> dict[str, Any]:
     """What the harness's driver claimed (agent/result.json) and what its model calls cost
     (data/usage.json, counted by the proxy, not by the agent)."""
@@ -108,4 +118,4 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
 
 
-__all__ = ["meta_core", "record_not_intercepted", "redact_command", "write_meta"]
+__all__ = ["meta_core", "record_not_intercepted", "record_traffic", "redact_command", "write_meta"]

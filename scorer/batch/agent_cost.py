@@ -69,16 +69,29 @@ def usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -> Agen
     return out
 
 
-def leaderboard_columns(totals: AgentUsageTotals) -> dict[str, str]:
-    """The leaderboard CSV's agent_input_tokens, agent_output_tokens, agent_cost_usd."""
-    if not totals.runs_with_usage:
+def usage_columns(
+    who: str, used: bool, input_tokens: int, output_tokens: int, cost: float | None
+) -> dict[str, str]:
+    """The leaderboard CSV's <who>_input_tokens, <who>_output_tokens, <who>_cost_usd (4
+    decimals, empty when unknown); none when nothing was used."""
+    if not used:
         return {}
-    cost = "" if totals.cost_usd is None else f"{totals.cost_usd:.4f}"
     return {
-        "agent_input_tokens": str(totals.input_tokens),
-        "agent_output_tokens": str(totals.output_tokens),
-        "agent_cost_usd": cost,
+        f"{who}_input_tokens": str(input_tokens),
+        f"{who}_output_tokens": str(output_tokens),
+        f"{who}_cost_usd": "" if cost is None else f"{cost:.4f}",
     }
 
 
-__all__ = ["leaderboard_columns", "model_cost", "run_cost", "usage_totals"]
+def leaderboard_columns(totals: AgentUsageTotals) -> dict[str, str]:
+    """The leaderboard CSV's agent_input_tokens, agent_output_tokens, agent_cost_usd."""
+    return usage_columns(
+        "agent",
+        bool(totals.runs_with_usage),
+        totals.input_tokens,
+        totals.output_tokens,
+        totals.cost_usd,
+    )
+
+
+__all__ = ["leaderboard_columns", "model_cost", "run_cost", "usage_columns", "usage_totals"]

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
+from scorer.batch.judge_cost import judge_leaderboard_columns, judge_usage_totals
 from scorer.batch.rescore_summary import (
     NOT_JUDGED,
     Counts,
@@ -103,6 +105,7 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     c.n_passed = (c.n_passed or 0) + sum(o.final_pass for o in counted) if judged else None
     c.n_judge_match += categories["passed"]
     c.n_judge_mismatch += categories["judge_mismatch"]
+    c.n_judge_cannot_tell += categories["judge_cannot_tell"]
     c.n_judge_error += categories["judge_error"]
     c.n_unjudged += categories["intercepted"]
     c.n_model_not_intercepted += categories["model_not_intercepted"]
@@ -145,11 +148,13 @@ def _row(o: ScoredRun, status: str, batch_dir: Path) -> TaskRow:
         notes=list(o.notes),
     )
     for rubric, v in o.first.items():
-        setattr(row, f"match_{rubric}", v.match)
+        setattr(row, f"match_{rubric}", as_match(v.verdict))
+        setattr(row, f"verdict_{rubric}", v.verdict)
         setattr(row, f"reason_{rubric}", v.reason)
     if (p := o.primary) is not None:
         row.verdict_source = p.source
         row.judge_error = p.error
+        row.judge_missing = p.missing or None
     if o.judges:
         given = o.deciding_verdicts()
         row.verdicts = {j: given[j] for j in o.judges if j in given}
@@ -201,6 +206,7 @@ def _entry(
     )
     _count(counted, counts, opts.judged)
     counts.agent_usage = usage_totals(runs, opts.prices or {})
+    counts.judge_usage = judge_usage_totals(runs, opts.prices or {})
     dataset = opts.dataset or "unknown"
     entry = Entry(
         **counts.model_dump(),
@@ -246,8 +252,10 @@ def _leaderboard_row(
         intercepted=c.n_intercepted,
         judge=judge,
         **leaderboard_columns(c.agent_usage),
+        **judge_leaderboard_columns(c.judge_usage),
     )
     if c.n_passed is not None:
+        row.judge_cannot_tell = str(c.n_judge_cannot_tell)
         low, high = wilson_interval(c.n_passed, n_total) if n_total else (0.0, 0.0)
         row.pass_rate = f"{100 * c.n_passed / n_total:.2f}" if n_total else "0.00"
         row.pass_rate_ci_low, row.pass_rate_ci_high = f"{100 * low:.2f}", f"{100 * high:.2f}"
@@ -260,7 +268,7 @@ def _judge_rates(counted: list[ScoredRun], judges: Sequence[str], n: int) -> dic
     if len(judges) < 2:
         return {}
     credited = [o.deciding_verdicts() for o in counted if o.credited]
-    return {j: _rate(sum(v.get(j) is True for v in credited), n) for j in judges}
+    return {j: _rate(sum(v.get(j) is JudgeVerdict.MATCH for v in credited), n) for j in judges}
 
 
 def _agreement(counted: list[ScoredRun], judges: Sequence[str], batch_dir: Path) -> dict[str, Any]:
@@ -292,14 +300,17 @@ def _header(batch_dir: Path, opts: SummaryOptions) -> Summary:
 
 
 def _per_rubric(summary: Summary, counted: list[ScoredRun]) -> None:
-    """The reference's n_match_<rubric>, n_mismatch_..., n_judge_err_..., reward_pct_... keys."""
+    """The reference's n_match_<rubric>, n_mismatch_..., n_judge_err_..., reward_pct_... keys,
+    and our n_cannot_tell_<rubric> (neither a match nor a mismatch nor an error)."""
     credited = [o for o in counted if o.credited]
     for rubric in summary.rubrics:
-        found = [v.match for o in credited if (v := o.first.get(rubric)) is not None]
-        match, mismatch = found.count(True), found.count(False)
+        found = [v.verdict for o in credited if (v := o.first.get(rubric)) is not None]
+        match, mismatch = found.count(JudgeVerdict.MATCH), found.count(JudgeVerdict.NO_MATCH)
+        unsure = found.count(JudgeVerdict.CANNOT_TELL)
         setattr(summary, f"n_match_{rubric}", match)
         setattr(summary, f"n_mismatch_{rubric}", mismatch)
-        setattr(summary, f"n_judge_err_{rubric}", len(credited) - match - mismatch)
+        setattr(summary, f"n_cannot_tell_{rubric}", unsure)
+        setattr(summary, f"n_judge_err_{rubric}", len(credited) - match - mismatch - unsure)
         setattr(summary, f"reward_pct_{rubric}", _rate(match, summary.n_total))
 
 
@@ -316,6 +327,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     _count(counted, summary, opts.judged)
     _per_rubric(summary, counted)
     summary.agent_usage = usage_totals(runs, opts.prices or {})
+    summary.judge_usage = judge_usage_totals(runs, opts.prices or {})
     if len(opts.judges) > 1:
         summary.agreement = _agreement(counted, opts.judges, batch_dir)
     for o in runs:  # every verdict cost tokens, counted or not

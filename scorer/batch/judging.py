@@ -131,12 +131,12 @@ class Judging:
     def record(self, res: JudgeResult) -> None:
         """One verdict arrived: into the scored run and its judge file (run-meta.json last)."""
         plan = self._plans[res.job.key[0]]
-        judge, rubric, v = res.job.judge, res.job.rubric, res.verdict
+        judge, rubric, v = res.job.judge, res.job.rubric, res.reply
         pending = plan.pending.pop((judge, rubric))
         verdicts = plan.scored.verdicts[judge]
         saved = pending.saved
         files: Files = []
-        if v.match is None and saved is not None and saved.match is not None:
+        if v.verdict is None and saved is not None and saved.verdict is not None:
             # --force and the judge failed: the verdict on disk stands (an error never erases)
             verdicts[rubric] = saved
             note = f"{judge} {rubric}: judge error ({v.error}); the saved verdict stands"
@@ -146,9 +146,15 @@ class Judging:
             assert self.spec is not None
             record = judge_record(self.spec, plan, pending, res)
             verdicts[rubric] = RubricVerdict(
-                v.match, v.reason, "judge", v.error, res.input_tokens, res.output_tokens
+                v.verdict,
+                v.reason,
+                "judge",
+                v.error,
+                res.input_tokens,
+                res.output_tokens,
+                missing=v.missing,
             )
-            if v.match is None:
+            if v.verdict is None:
                 self.tally.pending_left += 1  # a re-run asks again
             files = verdict_file(record, pending)
         if not plan.pending:

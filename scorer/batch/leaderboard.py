@@ -1,12 +1,15 @@
 """The leaderboard CSV: the reference's model,harness,dataset,passed,total,pass_rate,wall_hours,
 then pass_rate_ci_low,pass_rate_ci_high (the Wilson 95% interval, percent), then
 agent_input_tokens,agent_output_tokens,agent_cost_usd (the agents' own model calls, all runs),
-then intercepted,judge. A row without a judge has empty pass columns and judge "not judged".
+then intercepted,judge (a row without a judge has empty pass columns and judge "not judged"),
+then judge_cannot_tell (the counted runs the judge could not decide: not passed), then
+judge_input_tokens,judge_output_tokens,judge_cost_usd (the judges' own calls).
 
 --csv FILE merges rows into FILE: a row for the same (model, harness, dataset) replaces the old
 one, others are kept, and the file is rewritten atomically with every column. A file written
-with fewer of these columns (the reference's seven, or an earlier version's nine) is read as
-well, its rows' new columns empty, so a reader that takes columns by name keeps working.
+with fewer of these columns (the reference's seven, or an earlier version's nine, twelve or
+fourteen) is read as well, its rows' new columns empty, so a reader that takes columns by name
+keeps working.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ LEADERBOARD_COLUMNS = (
     "agent_cost_usd",
     "intercepted",
     "judge",
+    "judge_cannot_tell",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_cost_usd",
 )
 
 

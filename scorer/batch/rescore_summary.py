@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 
 SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")
@@ -35,7 +37,8 @@ NOT_JUDGED = "not judged"
 class LeaderboardRow(BaseModel):
     """The reference's model,harness,dataset,passed,total,pass_rate,wall_hours, then the pass
     rate's Wilson 95% interval (all rates in percent, 2 decimals), the agents' tokens and cost
-    ("" in rows written before, and where unknown), the intercepted count and the judge.
+    ("" in rows written before, and where unknown), the intercepted count, the judge and the
+    runs it could not decide.
 
     Without a judge nothing is passed: passed is None and the pass columns are empty, judge is
     NOT_JUDGED."""
@@ -56,6 +59,10 @@ class LeaderboardRow(BaseModel):
     agent_cost_usd: str = ""  # 4 decimals; "" unless every run with usage is priced
     intercepted: int | None = None  # None in rows written before it was a column
     judge: str = ""  # the deciding judge, NOT_JUDGED for Stage 1 only; "" in rows written before
+    judge_cannot_tell: str = ""  # counted runs the judge answered cannot_tell; "" not judged
+    judge_input_tokens: str = ""  # the judges' own tokens; "" without a verdict of ours
+    judge_output_tokens: str = ""
+    judge_cost_usd: str = ""  # 4 decimals; "" unless every judge is priced
 
     @property
     def judged(self) -> bool:
@@ -80,6 +87,19 @@ class AgentUsageTotals(BaseModel):
     runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
 
 
+class JudgeUsageTotals(BaseModel):
+    """The judges' own calls over runs (each verdict's judge.json usage, re-used verdicts
+    included), priced with the judge entries' price_per_million_tokens in models.yaml."""
+
+    model_config = _FORBID
+
+    verdicts: int = 0  # verdicts a judge of ours gave (the reference's cost nothing here)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # None unless every judge that answered is priced
+    unpriced: list[str] = Field(default_factory=list)  # judges without a price in --models-yaml
+
+
 class Counts(BaseModel):
     model_config = _FORBID
 
@@ -90,6 +110,7 @@ class Counts(BaseModel):
     n_passed: int | None = 0  # None: not judged (Stage 1 only), so nothing is passed
     n_judge_match: int = 0
     n_judge_mismatch: int = 0
+    n_judge_cannot_tell: int = 0  # the judge answered cannot_tell: not passed, not a mismatch
     n_judge_error: int = 0
     n_unjudged: int = 0
     n_model_not_intercepted: int = 0
@@ -104,6 +125,7 @@ class Counts(BaseModel):
     pass_rate_stage1_only_ci: list[float] | None = None  # Wilson 95%: [low, high] fractions
     pass_rate_with_judge_ci: list[float] | None = None
     agent_usage: AgentUsageTotals = Field(default_factory=AgentUsageTotals)
+    judge_usage: JudgeUsageTotals = Field(default_factory=JudgeUsageTotals)
 
 
 class Entry(Counts):
@@ -132,13 +154,19 @@ class TaskRow(BaseModel):
     model: str | None = None
     harness: str | None = None
     run_dir: str | None = None
-    match_strict: bool | None = None
+    match_strict: bool | None = None  # the reference's: true only for a match verdict
+    verdict_strict: JudgeVerdict | None = None
     reason_strict: str | None = None
     match_lenient: bool | None = None
+    verdict_lenient: JudgeVerdict | None = None
     reason_lenient: str | None = None
     verdict_source: str | None = None
     judge_error: str | None = None
-    verdicts: dict[str, bool | None] | None = None  # per judge, the deciding rubric's verdict
+    judge_missing: str | None = None  # cannot_tell: what the deciding judge could not see
+    verdicts: dict[str, JudgeVerdict | None] | None = None  # per judge, the deciding rubric's
+
+    _earlier = field_validator("verdicts", mode="before")(read_verdicts)
+
     recheck: dict[str, Any] | None = None
     reference_category: str | None = None
     infra_reason: str | None = None
@@ -151,10 +179,12 @@ class Summary(Counts):
     batch_dir: str
     n_match_strict: int | None = None
     n_mismatch_strict: int | None = None
+    n_cannot_tell_strict: int | None = None
     n_judge_err_strict: int | None = None
     reward_pct_strict: float | None = None
     n_match_lenient: int | None = None
     n_mismatch_lenient: int | None = None
+    n_cannot_tell_lenient: int | None = None
     n_judge_err_lenient: int | None = None
     reward_pct_lenient: float | None = None
     judge_model: str | None = None  # the first judge: its verdicts are in data/judge.json
@@ -180,13 +210,13 @@ class Summary(Counts):
             f"{k}_{r}"
             for r in ("strict", "lenient")
             if r not in self.rubrics
-            for k in ("n_match", "n_mismatch", "n_judge_err", "reward_pct")
+            for k in ("n_match", "n_mismatch", "n_cannot_tell", "n_judge_err", "reward_pct")
         }
         not_run = {
             f"{k}_{r}"
             for r in ("strict", "lenient")
             if r not in self.rubrics
-            for k in ("match", "reason")
+            for k in ("match", "verdict", "reason")
         }
         if not self.judges:
             not_run.add("verdicts")
@@ -214,7 +244,12 @@ def parse_summary(data: Any, path: Path) -> Summary:
     if not isinstance(data, dict):
         raise SummaryError(f"{path}: expected a JSON object, got {type(data).__name__}")
     known = _known(Summary, data)
-    nested = {"leaderboard": LeaderboardRow, "agent_usage": AgentUsageTotals, "tokens": Tokens}
+    nested = {
+        "leaderboard": LeaderboardRow,
+        "agent_usage": AgentUsageTotals,
+        "judge_usage": JudgeUsageTotals,
+        "tokens": Tokens,
+    }
     entries = known.get("entries")
     if isinstance(entries, list):
         entries = known["entries"] = [_known(Entry, e) for e in entries]
@@ -256,6 +291,7 @@ __all__ = [
     "AgentUsageTotals",
     "Counts",
     "Entry",
+    "JudgeUsageTotals",
     "LeaderboardRow",
     "Summary",
     "SummaryError",

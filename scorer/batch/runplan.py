@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records.verdict import as_match
 from proxy_addon.tasks.model import Task
 from scorer.batch.corpus import Corpus, CorpusTask
 from scorer.batch.recheck import SKIPPED, recheck
@@ -25,7 +26,7 @@ from scorer.batch.scored_run import (
     stage1,
 )
 from scorer.judge.cache import cache_key, judge_file, read_prior, read_record
-from scorer.judge.prompts import request_dump
+from scorer.judge.evidence import JudgeInput, request_view, run_date, user_files
 from scorer.judge.scheduler import JudgeJob
 from scorer.models_yaml import JudgeConfig
 
@@ -58,7 +59,6 @@ class Pending:
 
     job: JudgeJob
     cache_key: str
-    truncated: bool
     path: Path  # the judge file it will write
     saved: RubricVerdict | None = None
 
@@ -118,11 +118,12 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
         stage = Stage1(False, rec.task_problem, stage.reference_category)
     out = _new_scored_run(rec, stage)
     task: Task | None = rec.task
+    task_dir: Path | None = None  # where the task's extra_info files are, besides the run's copy
     if corpus is not None:
         found = _corpus_task(rec, corpus)
         out.corpus_slug = found.slug if found else None
         if found is not None:
-            task = found.task
+            task, task_dir = found.task, found.path.parent
             sha = rec.meta.task_json_sha256 if rec.meta else None
             if sha and sha != found.sha256:
                 out.notes.append(f"the corpus task {found.slug} changed since this run")
@@ -142,32 +143,50 @@ def plan_run(rec: RunRecord, corpus: Corpus | None, judge: JudgeSpec | None, enf
     if judge is not None:
         out.deciding, out.judges, out.decide = judge.rubrics[0], judge.names, judge.decide
     if judge is not None and out.credited and request is not None:
-        _plan_calls(plan, judge, request, task)
+        _plan_calls(plan, judge, judge_input(rec, request, task, task_dir, judge.dump_limit))
     return plan
 
 
-def _plan_calls(plan: Plan, judge: JudgeSpec, request: dict[str, Any], task: Task | None) -> None:
-    """Per judge and rubric: the saved verdict when it stands, else a pending call."""
-    rec, out = plan.rec, plan.scored
+def judge_input(
+    rec: RunRecord,
+    request: dict[str, Any],
+    task: Task | None,
+    task_dir: Path | None,
+    dump_limit: int,
+) -> JudgeInput:
+    """What the judge is given about a run: the instruction (as the runner recorded it), the
+    request, judge_context, the date of the commit and the user information (/my-info/)."""
     meta = rec.meta
     instruction = (meta.instruction if meta else None) or (task.instruction if task else "") or ""
     context = (
         task.judge_context.model_dump(exclude_none=True) if task and task.judge_context else None
     )
-    dump = request_dump(request, judge.dump_limit)
+    view = rec.interception
+    return JudgeInput(
+        instruction=instruction,
+        request=request_view(request, dump_limit),
+        judge_context=context,
+        run_date=run_date(
+            view.intercepted_at if view is not None else None, meta.timestamp if meta else None
+        ),
+        user_info=user_files(task.extra_info, rec.dir, task_dir) if task else (),
+    )
+
+
+def _plan_calls(plan: Plan, judge: JudgeSpec, data: JudgeInput) -> None:
+    """Per judge and rubric: the saved verdict when it stands, else a pending call."""
+    rec, out = plan.rec, plan.scored
     for i, config in enumerate(judge.configs):
         mine = out.verdicts.setdefault(config.name, {})
         for rubric in judge.rubrics:
-            version = judge.versions[rubric]
-            key = cache_key(config, rubric, version, instruction, dump.text, context)
+            key = cache_key(config, rubric, judge.versions[rubric], data)
             path = judge_file(rec.dir, rubric, None if i == 0 else config.name)
             saved = _saved_verdict(rec, rubric, key, path, config.name if i == 0 else None, out)
-            if saved is not None and saved.match is not None and not judge.force:
+            if saved is not None and saved.verdict is not None and not judge.force:
                 mine[rubric] = saved
                 continue
-            ask = (instruction, dump.text, context)
-            job = JudgeJob((id(plan), config.name, rubric), rubric, *ask, judge=config.name)
-            plan.pending[config.name, rubric] = Pending(job, key, dump.truncated, path, saved)
+            job = JudgeJob((id(plan), config.name, rubric), rubric, data, judge=config.name)
+            plan.pending[config.name, rubric] = Pending(job, key, path, saved)
 
 
 def _saved_verdict(
@@ -182,27 +201,28 @@ def _saved_verdict(
     if record is not None and record.cache_key == key:
         usage = record.usage
         ours = RubricVerdict(
-            record.match,
+            record.answer,
             record.reason,
             "judge",
             record.error,
             usage.input_tokens,
             usage.output_tokens,
             cached=True,
+            missing=record.missing,
         )
-        if record.match is not None:
+        if ours.verdict is not None:
             return ours
     prior = read_prior(rec.dir, rubric, rec.meta_raw, prior_of) if prior_of else None
     if prior is not None:
-        return RubricVerdict(prior.match, prior.reason, prior.source)
+        return RubricVerdict(prior.verdict, prior.reason, prior.source)
     return ours
 
 
 def finish(out: ScoredRun) -> None:
     """Set result_category and final_pass from what the scored run now holds."""
-    judged, match = out.decision()
+    judged, verdict = out.decision()
     stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
-    out.result_category, out.final_pass = result_category(stage, judged, match)
+    out.result_category, out.final_pass = result_category(stage, judged, verdict)
 
 
 def meta_updates(plan: Plan) -> dict[str, Any] | None:
@@ -211,10 +231,12 @@ def meta_updates(plan: Plan) -> dict[str, Any] | None:
     if raw is None:
         return None
     out = plan.scored
+    verdict = out.decision()[1]
     updates: dict[str, Any] = {
         "intercepted": out.credited,
         "result_category": out.result_category,
-        "judge_match": out.decision()[1],
+        "judge_match": as_match(verdict),
+        "judge_verdict": verdict,
         "final_pass": out.final_pass,
     }
     if "runner_category" not in raw:
@@ -229,6 +251,7 @@ __all__ = [
     "Pending",
     "Plan",
     "finish",
+    "judge_input",
     "meta_updates",
     "plan_run",
     "run_key",

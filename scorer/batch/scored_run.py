@@ -21,6 +21,7 @@ from proxy_addon.records.outcome import (
     scored_category,
 )
 from proxy_addon.records.usage import AgentUsage
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.recheck import SKIPPED, Recheck
 from scorer.batch.rundir import RunRecord
 
@@ -76,10 +77,10 @@ def stage1(rec: RunRecord) -> Stage1:
     return Stage1(False, None, ref)
 
 
-def result_category(stage: Stage1, judged: bool, match: bool | None) -> tuple[str, bool]:
-    """(result_category, final_pass): final_pass = intercepted AND judge_match is True."""
+def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -> tuple[str, bool]:
+    """(result_category, final_pass): final_pass = intercepted AND the verdict is match."""
     category, final = scored_category(
-        infra=bool(stage.infra), intercepted=stage.intercepted, judged=judged, match=match
+        infra=bool(stage.infra), intercepted=stage.intercepted, judged=judged, verdict=verdict
     )
     return str(category), final
 
@@ -88,13 +89,14 @@ def result_category(stage: Stage1, judged: bool, match: bool | None) -> tuple[st
 class RubricVerdict:
     """One rubric's verdict for a run, wherever it came from."""
 
-    match: bool | None
+    verdict: JudgeVerdict | None  # None: no verdict (a judge error)
     reason: str = ""
     source: str = "judge"  # judge (ours, data/judge*.json) | reference:<file>
     error: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cached: bool = False  # read from a judge file, not asked this time
+    missing: str = ""  # cannot_tell: what the judge could not see
 
 
 @dataclass(kw_only=True)
@@ -140,39 +142,46 @@ class ScoredRun(RunKey):
         for a strict one that was not asked this time)."""
         return self.first.get(self.deciding) if self.deciding is not None else None
 
-    def deciding_verdicts(self) -> dict[str, bool | None]:
+    def deciding_verdicts(self) -> dict[str, JudgeVerdict | None]:
         """Each judge's verdict on the deciding rubric (judges not asked left out)."""
         rubric = self.deciding
-        return {j: v[rubric].match for j, v in self.verdicts.items() if rubric in v}
+        return {j: v[rubric].verdict for j, v in self.verdicts.items() if rubric in v}
 
-    def decision(self) -> tuple[bool, bool | None]:
-        """(judged, judge_match): judged once every judge the rule needs has a verdict."""
+    def decision(self) -> tuple[bool, JudgeVerdict | None]:
+        """(judged, verdict): judged once every judge the rule needs has answered (or erred)."""
         needed = self.judges[:1] if self.decide == "first" else self.judges
         given = self.deciding_verdicts()
         if not needed or any(j not in given for j in needed):
             return False, None
-        return True, decide_match(self.decide, [given[j] for j in needed])
+        return True, decide_verdict(self.decide, [given[j] for j in needed])
 
 
-def decide_match(rule: Decide, verdicts: list[bool | None]) -> bool | None:
-    """final_pass's verdict from several judges' (None: no verdict, a judge error).
+def decide_verdict(rule: Decide, verdicts: list[JudgeVerdict | None]) -> JudgeVerdict | None:
+    """The verdict that decides final_pass from several judges' (None: a judge error).
 
-    first: the first judge's. majority: more than half of all judges agree, else None (a tie,
-    or too many errors to tell). unanimous: False if any judge says False, True if all say
-    True, else None.
+    cannot_tell is an abstention: the judges that answered match or no_match decide, and
+    cannot_tell stands only when every judge abstained. first: the first judge's verdict.
+    majority: more than half of the judges that did not abstain agree (judge errors count
+    against both sides), else None (a tie, or too many errors to tell). unanimous: no_match if
+    any judge says so, match if every judge that did not abstain says match and none erred,
+    else None.
     """
     if not verdicts:
         return None
     if rule == "first":
         return verdicts[0]
+    voting = [v for v in verdicts if v is not JudgeVerdict.CANNOT_TELL]
+    if not voting:
+        return JudgeVerdict.CANNOT_TELL
     if rule == "majority":
-        half = len(verdicts) / 2
-        if verdicts.count(True) > half:
-            return True
-        return False if verdicts.count(False) > half else None
-    if False in verdicts:
-        return False
-    return True if all(v is True for v in verdicts) else None
+        half = len(voting) / 2
+        for side in (JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH):
+            if voting.count(side) > half:
+                return side
+        return None
+    if JudgeVerdict.NO_MATCH in voting:
+        return JudgeVerdict.NO_MATCH
+    return JudgeVerdict.MATCH if all(v is JudgeVerdict.MATCH for v in voting) else None
 
 
 __all__ = [
@@ -182,7 +191,7 @@ __all__ = [
     "RunKey",
     "ScoredRun",
     "Stage1",
-    "decide_match",
+    "decide_verdict",
     "result_category",
     "runner_category",
     "stage1",

@@ -14,6 +14,7 @@ from typing import Any
 
 from proxy_addon.records.atomic import dump_json, write_bytes_atomic
 from proxy_addon.records.runmeta import merged_run_meta
+from proxy_addon.records.verdict import as_match
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
 from scorer.judge.scheduler import JudgeResult
@@ -67,17 +68,24 @@ def verdict_file(record: JudgeRecord, pending: Pending) -> Files:
 
 def judge_record(spec: JudgeSpec, plan: Plan, pending: Pending, res: JudgeResult) -> JudgeRecord:
     """A judge file's record for one verdict just received (pending: the call it answers)."""
-    rubric = res.job.rubric
+    rubric, reply = res.job.rubric, res.reply
+    config = next(c for c in spec.configs if c.name == res.job.judge)
+    view = res.job.input.request
     return JudgeRecord(
-        match=res.verdict.match,
-        reason=res.verdict.reason,
+        match=as_match(reply.verdict),
+        verdict=reply.verdict,
+        reason=reply.reason,
+        missing=reply.missing,
+        requirements=list(reply.checks),
         judge_model=res.job.judge,
+        judge_settings=config.cache_params(),
         raw=res.raw,
-        error=res.verdict.error,
+        error=reply.error,
         rubric=rubric,  # type: ignore[arg-type]
         prompt_version=spec.versions[rubric],
         cache_key=pending.cache_key,
-        truncated=pending.truncated,
+        truncated=view.truncated,
+        body_unreadable=view.unreadable,
         usage=Usage(input_tokens=res.input_tokens, output_tokens=res.output_tokens),
         latency_s=res.latency_s,
         attempts=res.attempts,

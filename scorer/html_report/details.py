@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.html_report.generic import value_html
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.outcomes import outcome, outcome_key
 from scorer.html_report.runfiles import JudgeView, RunView
+from scorer.html_report.runpage import timeline_html
 
 PRETTY_CAP = 16_000
 """Characters of a pretty-printed request shown; the file holds the rest."""
@@ -37,10 +39,18 @@ def swatch(key: str) -> Markup:
     return el("span", o.glyph, class_=f"sw o-{o.key}", title=o.label, aria_hidden="true")
 
 
-def _verdict(match: bool | None) -> Markup:
-    if match is None:
+_VERDICTS = {
+    JudgeVerdict.MATCH: ("match", "v-true"),
+    JudgeVerdict.NO_MATCH: ("mismatch", "v-false"),
+    JudgeVerdict.CANNOT_TELL: ("cannot tell", "v-unsure"),
+}
+
+
+def _verdict(verdict: JudgeVerdict | None) -> Markup:
+    if verdict is None:
         return el("span", "no verdict", class_="verdict v-none")
-    return el("span", "match" if match else "mismatch", class_=f"verdict v-{str(match).lower()}")
+    text, cls = _VERDICTS[verdict]
+    return el("span", text, class_=f"verdict {cls}")
 
 
 def _judges(judges: list[JudgeView]) -> Markup:
@@ -51,8 +61,13 @@ def _judges(judges: list[JudgeView]) -> Markup:
             "tr",
             el("td", j.judge_model or el("span", "unnamed", class_="muted"), class_="model"),
             el("td", j.rubric or "—"),
-            el("td", _verdict(j.match)),
-            el("td", j.reason or "", el("div", j.error, class_="v-none") if j.error else None),
+            el("td", _verdict(j.verdict)),
+            el(
+                "td",
+                j.reason or "",
+                el("div", f"could not see: {j.missing}", class_="v-unsure") if j.missing else None,
+                el("div", j.error, class_="v-none") if j.error else None,
+            ),
             el("td", j.file, class_="mono muted"),
         )
         for j in judges
@@ -123,6 +138,13 @@ def _near_misses(run: RunView) -> Markup:
     return Markup(el("ul", items, class_="misses") + (tail or ""))
 
 
+def _timeline(run: RunView) -> Markup | None:
+    if run.timeline is None:
+        return None
+    shown = timeline_html(run.timeline, run.shot_hrefs, run.shot_uris)
+    return Markup(el("h4", "Timeline") + shown)
+
+
 def run_details(run: RunView) -> Markup:
     """One run's <details> block, closed; run.anchor is the id of its body."""
     key = run_outcome(run)
@@ -143,6 +165,7 @@ def run_details(run: RunView) -> Markup:
     )
     body = [
         _facts(run),
+        _timeline(run),
         el("h4", "Instruction"),
         el("div", run.instruction, class_="instruction")
         if run.instruction

@@ -3,12 +3,12 @@ model (N -> intercepted -> judge match), one row or card per (batch, model, harn
 
 from __future__ import annotations
 
-from scorer.batch.rescore_summary import NOT_JUDGED, AgentUsageTotals
+from scorer.batch.rescore_summary import NOT_JUDGED, AgentUsageTotals, JudgeUsageTotals
 from scorer.html_report.load import EntryView, Report
 from scorer.html_report.markup import Markup, el, percent
 from scorer.html_report.matrix import entry_label
 
-BAR_WIDTH = 180
+BAR_WIDTH = 120
 
 
 def ranked(report: Report) -> list[EntryView]:
@@ -61,35 +61,98 @@ def interval_bar(rate: float, interval: tuple[float, float] | None) -> Markup:
     )
 
 
+def _entry_cell(e: EntryView, several_batches: bool) -> Markup:
+    """The model in bold, then what else names the entry: harness, dataset, batch."""
+    c = e.entry
+    names = [c.harness, c.dataset, *([e.batch.path.name] if several_batches else [])]
+    parts = [el("span", name, class_="nowrap") for name in names]
+    return el(
+        "td",
+        el("div", c.model, class_="model"),
+        el(
+            "div",
+            [p for i, part in enumerate(parts) for p in ([" · "] if i else []) + [part]],
+            " ",
+            el("span", "stage 1 only", class_="tag") if not e.judged else None,
+            class_="sub",
+        ),
+        class_="entry-name",
+    )
+
+
+def _rate_cell(e: EntryView) -> Markup:
+    """The pass rate, its interval bar and the interval in words (not judged: none)."""
+    if e.rate is None:
+        return el("td", el("span", NOT_JUDGED, class_="rate"))
+    interval = e.interval
+    ci_text = f"{percent(interval[0])} – {percent(interval[1])}" if interval else ""
+    return el(
+        "td",
+        el("span", percent(e.rate), class_="rate"),
+        interval_bar(e.rate, interval),
+        el("div", ci_text, class_="ci-text"),
+        class_="rate-cell",
+    )
+
+
+def compact(n: int) -> str:
+    """A token count short enough for a table cell: 950, 38.5k, 1.24M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+def _tokens_cell(used: bool, tokens_in: int, tokens_out: int) -> Markup:
+    if not used:
+        return el("td", "—", class_="num")
+    exact = f"{tokens_in:,} in / {tokens_out:,} out"
+    return el("td", f"{compact(tokens_in)} / {compact(tokens_out)}", class_="num", title=exact)
+
+
+def _cost_cell(cost: float | None, why: str | None, kind: str) -> Markup:
+    shown = f"${cost:.4f}" if cost is not None else "—"
+    return el("td", shown, class_=f"num {kind}", title=why, data_cost=cost)
+
+
+def _usage_cells(u: AgentUsageTotals) -> list[Markup]:
+    """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price)."""
+    unpriced = f"{u.runs_unpriced} runs' models have no price in models.yaml"
+    return [
+        _tokens_cell(bool(u.runs_with_usage), u.input_tokens, u.output_tokens),
+        _cost_cell(u.cost_usd, unpriced if u.runs_unpriced else None, "agent-cost"),
+    ]
+
+
+def _judge_cells(u: JudgeUsageTotals) -> list[Markup]:
+    """The judges' own tokens and cost ("—" without a verdict of ours, or without a price)."""
+    unpriced = f"no price in models.yaml for {', '.join(u.unpriced)}" if u.unpriced else None
+    return [
+        _tokens_cell(bool(u.verdicts), u.input_tokens, u.output_tokens),
+        _cost_cell(u.cost_usd, unpriced, "judge-cost"),
+    ]
+
+
 def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
-    """One row per (batch, model, harness); data-* attributes carry the counts shown."""
-    heads = ["#", "model", "harness", "dataset"] + (["batch"] if several_batches else [])
-    heads += ["passed", "pass rate", "95% interval", "intercepted", "judge errors", "infra"]
-    usage = any(e.entry.agent_usage.runs_with_usage for e in entries)
-    heads += ["agent tokens in / out", "agent cost"] if usage else []
-    numeric = {"passed", "pass rate", "intercepted", "judge errors", "infra"}
-    numeric |= {"agent tokens in / out", "agent cost"}
-    head = el("tr", [el("th", h, class_="num" if h in numeric else None) for h in heads])
+    """One row per (batch, model, harness), narrow enough for a 1280 px window with every column
+    in view; data-* attributes carry the counts shown."""
+    agents = any(e.entry.agent_usage.runs_with_usage for e in entries)
+    judges = any(e.entry.judge_usage.verdicts for e in entries)
+    heads = [("#", None), ("model", None), ("passed", "num"), ("pass rate, 95% interval", None)]
+    heads += [("intercepted", "num"), ("judge cannot tell", "num"), ("judge errors", "num")]
+    heads += [("infra", "num")]
+    heads += [("agent tokens in / out", "num"), ("agent cost", "num")] if agents else []
+    heads += [("judge tokens in / out", "num"), ("judge cost", "num")] if judges else []
+    head = el("tr", [el("th", h, class_=cls) for h, cls in heads])
     rows = []
     for rank, e in enumerate(entries, 1):
         c = e.entry
-        interval = e.interval
-        ci_text = f"{percent(interval[0])} – {percent(interval[1])}" if interval else ""
-        rate = None if e.rate is None else percent(e.rate)
-        bar = None if e.rate is None else interval_bar(e.rate, interval)
         rows.append(
             el(
                 "tr",
                 el("td", rank, class_="rank"),
-                el("td", c.model, class_="model"),
-                el(
-                    "td",
-                    c.harness,
-                    " ",
-                    el("span", "stage 1 only", class_="tag") if not e.judged else None,
-                ),
-                el("td", c.dataset),
-                el("td", e.batch.path.name, class_="muted nowrap") if several_batches else None,
+                _entry_cell(e, several_batches),
                 el(
                     "td",
                     el("span", NOT_JUDGED if e.passed is None else e.passed, class_="passed"),
@@ -97,12 +160,13 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                     el("span", c.n_total, class_="total"),
                     class_="num",
                 ),
-                el("td", rate or NOT_JUDGED, class_="num rate"),
-                el("td", bar, el("div", ci_text, class_="ci-text")),
+                _rate_cell(e),
                 el("td", c.n_intercepted, class_="num"),
+                el("td", c.n_judge_cannot_tell if e.judged else "—", class_="num"),
                 el("td", c.n_judge_error if e.judged else "—", class_="num"),
                 el("td", c.n_infra_failure, class_="num"),
-                _usage_cells(c.agent_usage) if usage else None,
+                _usage_cells(c.agent_usage) if agents else None,
+                _judge_cells(c.judge_usage) if judges else None,
                 class_="entry",
                 data_model=c.model,
                 data_harness=c.harness,
@@ -111,23 +175,12 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 data_total=c.n_total,
                 data_intercepted=c.n_intercepted,
                 data_judge_match=c.n_judge_match,
+                data_judge_cannot_tell=c.n_judge_cannot_tell,
                 data_judge_error=c.n_judge_error,
             )
         )
     table = el("table", el("thead", head), el("tbody", rows), class_="grid leaderboard")
     return el("div", table, class_="table-wrap")
-
-
-def _usage_cells(u: AgentUsageTotals) -> list[Markup]:
-    """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price)."""
-    tokens = f"{u.input_tokens:,} / {u.output_tokens:,}" if u.runs_with_usage else "—"
-    cost = f"${u.cost_usd:.4f}" if u.cost_usd is not None else "—"
-    unpriced = f"{u.runs_unpriced} runs' models have no price in models.yaml"
-    why = unpriced if u.runs_unpriced else None
-    return [
-        el("td", tokens, class_="num"),
-        el("td", cost, class_="num agent-cost", title=why, data_cost=u.cost_usd),
-    ]
 
 
 def _step(name: str, n: int, total: int, fill: str, kind: str) -> Markup:
@@ -166,7 +219,7 @@ def funnel(e: EntryView, several_batches: bool) -> Markup:
             el(
                 "div",
                 f"−{c.n_intercepted - c.n_judge_match}: {c.n_judge_mismatch} "
-                f"mismatch, {c.n_judge_error} judge error",
+                f"mismatch, {c.n_judge_cannot_tell} cannot tell, {c.n_judge_error} judge error",
                 class_="drop",
             )
         )
@@ -176,4 +229,4 @@ def funnel(e: EntryView, several_batches: bool) -> Markup:
     return el("div", el("h3", title), steps, class_="funnel", data_entry=title)
 
 
-__all__ = ["funnel", "interval_bar", "leaderboard", "ranked"]
+__all__ = ["compact", "funnel", "interval_bar", "leaderboard", "ranked"]

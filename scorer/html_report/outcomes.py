@@ -1,8 +1,8 @@
 """The outcome of one cell of the task x model matrix: a key, a label, a glyph and a colour.
 
 Not intercepted runs are told apart by stop reason (a time limit says something else than an
-agent that gave up); uncertain outcomes (judge error, infra failure) keep their own colours, as
-the scorer counts them apart.
+agent that gave up); uncertain outcomes (the judge could not tell, judge error, infra failure)
+keep their own colours, as the scorer counts them apart.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ OUTCOMES = (
     Outcome("passed", "passed", "✓", "#1f9d55"),
     Outcome("intercepted", "intercepted, not judged", "●", "#7cc896", "#0f3d22"),
     Outcome("judge_mismatch", "judge mismatch", "✗", "#d64545"),
+    Outcome("judge_cannot_tell", "judge cannot tell", "~", "#c9a227", "#3d3000"),
     Outcome("judge_error", "judge error", "?", "#8e5cc2"),
     Outcome("nx-time_limit_exceeded", "not intercepted: time limit", "T", "#e8871e"),
     Outcome("nx-agent_exited", "not intercepted: agent exited", "E", "#f2b950", "#4a3000"),
@@ -37,9 +38,9 @@ OUTCOMES = (
 )
 BY_KEY = {o.key: o for o in OUTCOMES}
 NOT_INTERCEPTED = tuple(o.key for o in OUTCOMES if o.key.startswith("nx-"))
-INTERCEPTED = ("passed", "intercepted", "judge_mismatch", "judge_error")
+INTERCEPTED = ("passed", "intercepted", "judge_mismatch", "judge_cannot_tell", "judge_error")
 """The outcomes of a run the proxy intercepted (Stage 1 credit)."""
-_CATEGORIES = ("passed", "intercepted", "judge_mismatch", "judge_error", "infra_failure")
+_CATEGORIES = (*INTERCEPTED, "infra_failure")
 
 
 def outcome_key(row: TaskRow, stop_reason: str | None) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from proxy_addon.records.atomic import write_bytes_atomic
+from scorer.calibrate import CalibrationResult
+from scorer.html_report.calibration import calibration_section
 from scorer.html_report.claims import claims
 from scorer.html_report.details import run_details
 from scorer.html_report.generic import value_html
@@ -14,6 +16,7 @@ from scorer.html_report.leaderboard import funnel, leaderboard, ranked
 from scorer.html_report.load import BatchView, Report
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.matrix import entry_label, legend, matrix
+from scorer.html_report.runpage import STYLE as RUN_PAGE_STYLE
 from scorer.html_report.style import stylesheet
 
 CSP = (
@@ -55,7 +58,19 @@ def _card(anchor: str, title: str, note: str, body: object) -> Markup:
     )
 
 
-def _header(report: Report, title: str) -> Markup:
+def _calibration(report: Report, result: CalibrationResult | None) -> Markup | None:
+    if result is None:
+        return None
+    note = (
+        "How the judge did on a labelled set (clawbench-score calibrate): kappa and rates with "
+        "their 95% intervals, the gates, and how many points its errors move a pass rate."
+    )
+    return _card(
+        "calibration", "Judge calibration", note, calibration_section(result, report.batches)
+    )
+
+
+def _header(report: Report, title: str, calibrated: bool = False) -> Markup:
     runs = sum(len(b.runs) for b in report.batches)
     models = len({e.entry.model for b in report.batches for e in b.entries})
     judges = sorted({j for b in report.batches for j in b.judges})
@@ -66,11 +81,14 @@ def _header(report: Report, title: str) -> Markup:
         ("funnels", "Funnels"),
         ("matrix", "Task × model"),
         ("agreement", "Judge agreement"),
+        ("calibration", "Judge calibration"),
         ("claims", "Agent's claim"),
         ("runs", "Runs"),
     ]
     if not any(b.agreement for b in report.batches):
         toc.remove(("agreement", "Judge agreement"))
+    if not calibrated:
+        toc.remove(("calibration", "Judge calibration"))
     if not any(r.agent_claim for b in report.batches for r in b.runs):
         toc.remove(("claims", "Agent's claim"))
     nav = el("nav", [el("a", text, href=f"#{a}") for a, text in toc], class_="toc")
@@ -104,8 +122,10 @@ def _footer(report: Report) -> Markup:
     )
 
 
-def render_report(report: Report, title: str = "ClawBench report") -> str:
-    """The whole HTML document."""
+def render_report(
+    report: Report, title: str = "ClawBench report", calibration: CalibrationResult | None = None
+) -> str:
+    """The whole HTML document (with the judge's calibration when one is given)."""
     entries = ranked(report)
     several = len(report.batches) > 1
     by_entry = [
@@ -137,6 +157,7 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
             [legend(), matrix(report, entries)],
         ),
         agreement(report.batches, several),
+        _calibration(report, calibration),
         claims(report),
         _card(
             "runs",
@@ -154,15 +175,22 @@ def render_report(report: Report, title: str = "ClawBench report") -> str:
         el("meta", name="referrer", content="no-referrer"),
         el("title", title),
         el("link", rel="icon", href="data:,"),
-        Markup(f"<style>{stylesheet()}</style>"),
+        Markup(f"<style>{stylesheet()}{RUN_PAGE_STYLE}</style>"),
     )
-    body = el("body", el("main", _header(report, title), sections, _footer(report)))
+    header = _header(report, title, calibration is not None)
+    body = el("body", el("main", header, sections, _footer(report)))
     return f"<!doctype html>\n{el('html', head, body, lang='en')}\n"
 
 
-def write_report(report: Report, out: Path, title: str = "ClawBench report") -> Path:
+def write_report(
+    report: Report,
+    out: Path,
+    title: str = "ClawBench report",
+    calibration: CalibrationResult | None = None,
+) -> Path:
     """Render and write the report to out (UTF-8, atomically: never half a page); returns out."""
-    write_bytes_atomic(out, render_report(report, title).encode("utf-8"), durable=False)
+    page = render_report(report, title, calibration).encode("utf-8")
+    write_bytes_atomic(out, page, durable=False)
     return out
 
 

@@ -11,17 +11,20 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
+from proxy_addon.records.requestlog import REQUESTS_FILE
 from proxy_addon.records.runmeta import RunMeta
+from proxy_addon.records.traffic import build_har
+from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
+from scorer.html_report.runtimeline import run_timeline
+from scorer.html_report.timeline import Timeline
 from scorer.judge.cache import read_record
-from scorer.judge.verdict import coerce_match
 
 NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""
 FILE_CAP = 40
 """Files linked per run."""
-_NO_NEAR_MISS = (b'"near_miss":null', b'"near_miss": null')
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,10 @@ class JudgeView:
     file: str  # relative to the run directory
     judge_model: str | None
     rubric: str | None
-    match: bool | None
+    verdict: JudgeVerdict | None
     reason: str
     error: str | None
+    missing: str = ""  # cannot_tell: what the judge could not see
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,9 @@ class RunView:
     harness_version: str | None = None
     files: list[tuple[str, str]] = field(default_factory=list)  # (name, href)
     notes: list[str] = field(default_factory=list)
+    timeline: Timeline | None = None
+    shot_hrefs: dict[Path, str] = field(default_factory=dict)
+    shot_uris: dict[int, str] = field(default_factory=dict)  # event index -> data: URI
 
 
 def file_href(target: Path, out_dir: Path) -> str:
@@ -120,7 +127,13 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
     record, _why = read_record(path)
     if record is not None:
         return JudgeView(
-            name, record.judge_model, record.rubric, record.match, record.reason, record.error
+            name,
+            record.judge_model,
+            record.rubric,
+            record.answer,
+            record.reason,
+            record.error,
+            record.missing,
         )
     try:  # the reference's files and newer shapes: read the keys every judge file has
         data = json.loads(path.read_bytes())
@@ -133,41 +146,31 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
         name,
         str(model) if model else None,
         str(rubric) if rubric else None,
-        coerce_match(data.get("match")),
+        read_verdict(data.get("verdict", data.get("match"))),
         str(data.get("reason") or ""),
         str(error) if error else None,
     )
 
 
-def _near_misses(view: RunView) -> None:
-    path = view.dir / "data" / "requests.jsonl"
-    try:
-        with path.open("rb") as lines:
-            count = 0
-            for line in lines:
-                count += 1
-                if b'"near_miss"' not in line or any(s in line for s in _NO_NEAR_MISS):
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue  # a line cut by a killed proxy: the rest still counts
-                if not isinstance(entry, dict) or entry.get("matched"):
-                    continue
-                reasons = entry.get("near_miss")
-                if not reasons:
-                    continue
-                view.near_miss_count += 1
-                if len(view.near_misses) < NEAR_MISS_CAP:
-                    reasons = reasons if isinstance(reasons, list) else [reasons]
-                    url = redact_url(str(entry.get("url") or ""))
-                    method = str(entry.get("method") or "")
-                    view.near_misses.append(NearMiss(method, url, tuple(map(str, reasons))))
-            view.requests_logged = count
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        view.notes.append(f"data/requests.jsonl: unreadable: {e}")
+def _traffic(view: RunView, out_dir: Path) -> None:
+    """The run's HAR (built from data/requests.jsonl), its near misses and its timeline (with
+    links to its screenshot files)."""
+    har = build_har(view.dir)
+    if (view.dir / "data" / REQUESTS_FILE).exists():
+        view.requests_logged = har.log.clawbench.lines
+    if har.log.clawbench.source.startswith(f"data/{REQUESTS_FILE}: unreadable"):
+        view.notes.append(har.log.clawbench.source)
+    for entry in har.log.entries:
+        mark = entry.clawbench
+        if not mark.near_miss or mark.matched:
+            continue
+        view.near_miss_count += 1
+        if len(view.near_misses) < NEAR_MISS_CAP:
+            url = redact_url(entry.request.url)
+            view.near_misses.append(NearMiss(entry.request.method, url, tuple(mark.near_miss)))
+    view.timeline = run_timeline(view, har)
+    shots = [e.screenshot.path for e in view.timeline.events if e.screenshot]
+    view.shot_hrefs = {p: file_href(p, out_dir) for p in shots if p is not None}
 
 
 def _claim(value: Any) -> AgentClaim | None:
@@ -228,11 +231,11 @@ def load_run_view(run_dir: Path, row: TaskRow, out_dir: Path) -> RunView:
             view.judges.append(judged)
         else:
             view.notes.append(judged)
-    _near_misses(view)
     view.agent_claim = _claim(view.meta_raw.get("agent_claim"))
     view.agent_usage = view.meta_raw.get("agent_usage")
     version = view.meta_raw.get("harness_version")
     view.harness_version = str(version) if version else None
+    _traffic(view, out_dir)
     _files(view, out_dir)
     return view
 

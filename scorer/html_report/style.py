@@ -45,6 +45,10 @@ table.grid th.num { text-align: right; }
 .table-wrap { overflow-x: auto; }
 .nowrap { white-space: nowrap; }
 .model { font-weight: 600; }
+table.leaderboard th, table.leaderboard td { padding: 7px 8px; }
+table.leaderboard th { white-space: normal; }
+table.leaderboard .sub { color: var(--muted); font-size: 0.84rem; }
+table.leaderboard .rate { display: block; }
 .rank { color: var(--muted); width: 2em; }
 .rate { font-weight: 600; font-size: 1.02rem; }
 .ci-text { color: var(--muted); font-size: 0.82rem; }
@@ -108,6 +112,9 @@ pre { font-family: var(--mono); font-size: 0.8rem; background: #f5f6f8; border: 
   white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
 .verdict { font-weight: 700; }
 .v-true { color: #157a42; } .v-false { color: #b42318; } .v-none { color: #7a4cb0; }
+.v-unsure { color: #8a6d00; }
+.warn { color: #b42318; }
+.calibration { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
 ul.misses { margin: 0; padding-left: 18px; font-size: 0.88rem; }
 ul.misses code, .mono { font-family: var(--mono); font-size: 0.82rem; overflow-wrap: anywhere; }
 ul.files { columns: 2 260px; margin: 0; padding-left: 18px; font-size: 0.88rem; }

@@ -1,12 +1,15 @@
 """Verdict reuse: the cache key over the judge's inputs, our judge.json, the reference's priors.
 
-The key hashes the inputs before rendering (judge model and parameters, rubric, prompt_version,
-instruction, the request dump, judge_context), so the random delimiters of each call do not
-defeat it. Our data/judge.json is reused when its cache_key matches and its match is not null;
-each further judge has its own file and its own key.
+The key hashes the inputs before rendering (judge model and settings, rubric, prompt_version,
+and scorer.judge.evidence.JudgeInput: instruction, the request dump and the proxy's facts about
+it, run date, user information, judge_context), so the random delimiters of each call do not
+defeat it, and a changed prompt, model or setting asks again. Our data/judge.json is reused
+when its cache_key matches and it holds a verdict; each further judge has its own file and its
+own key.
 The reference's <run>/judge.json (strict) or judge_llm.json (lenient), or run-meta.json's
-"judge" block, is a prior verdict: reused when its match is a boolean and it names the same judge
-model (or none); it has no key, so what it judged cannot be checked.
+"judge" block, is a prior verdict: reused when its match is a boolean (or "true"/"false") and it
+names the same judge model; one that names no judge is never reused (whose verdict it is cannot
+be known: the reference's #363 labelled an old judge's verdicts with the new judge's name).
 """
 
 from __future__ import annotations
@@ -20,31 +23,25 @@ from typing import Any
 from pydantic import ValidationError
 
 from proxy_addon.records.runmeta import safe_model
-from scorer.judge.verdict import JUDGE_FILES, JudgeRecord, coerce_match
+from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from scorer.judge.evidence import JudgeInput
+from scorer.judge.verdict import JUDGE_FILES, JudgeRecord
 from scorer.models_yaml import JudgeConfig
 
 
-def cache_key(
-    judge: JudgeConfig,
-    rubric: str,
-    version: str,
-    instruction: str,
-    dump: str,
-    judge_context: dict[str, Any] | None,
-) -> str:
+def cache_key(judge: JudgeConfig, rubric: str, version: str, data: JudgeInput) -> str:
     """sha256 over the canonical JSON of everything that decides a verdict."""
     blob = json.dumps(
         {
             "judge": judge.cache_params(),
             "rubric": rubric,
             "prompt_version": version,
-            "instruction": instruction,
-            "request": dump,
-            "judge_context": judge_context or None,
+            "input": data.canonical(),
         },
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
+        default=str,
     )
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -74,20 +71,20 @@ def read_record(path: Path) -> tuple[JudgeRecord | None, str | None]:
 class Prior:
     """A verdict the reference left; where it came from."""
 
-    match: bool
+    verdict: JudgeVerdict
     reason: str
-    judge_model: str | None
+    judge_model: str
     source: str
 
 
 def _prior_from(data: Any, source: str, judge_name: str) -> Prior | None:
     if not isinstance(data, dict):
         return None
-    match = coerce_match(data.get("match"))
+    verdict = read_verdict(data.get("match"))
     model = data.get("judge_model")
-    if match is None or (model not in (None, "") and model != judge_name):
+    if verdict is None or model != judge_name:  # never another judge's verdict under this name
         return None
-    return Prior(match, str(data.get("reason") or ""), model, source)
+    return Prior(verdict, str(data.get("reason") or ""), model, source)
 
 
 def read_prior(

@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # imported by the first call: a run whose verdicts are all sa
 
 OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
 _ANTHROPIC_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16000}
+REPLY_TOKENS = 4096
+"""Output tokens a judge without thinking may spend: prompt v2's reply lists the requirements,
+each checked, before its verdict (a reply cut short has no verdict)."""
+THINKING_TOKENS = 8192
 
 
 class JudgeCallError(Exception):
@@ -54,7 +58,7 @@ def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> di
     extra: dict[str, Any] = {}  # provider-specific keys the openai SDK would call extra_body
     if cfg.endpoint == "responses":
         kw: dict[str, Any] = {"model": cfg.name, "instructions": system, "input": user}
-        kw["max_output_tokens"] = cfg.max_tokens or (8192 if level else 1024)
+        kw["max_output_tokens"] = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
         if level and cfg.provider == "openai":
             kw["reasoning"] = {"effort": level}
         else:
@@ -66,7 +70,7 @@ def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> di
         "model": cfg.name,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
     }
-    max_tokens = cfg.max_tokens or (8192 if level else 1024)
+    max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
     temperature: float | None = cfg.temperature
     if cfg.provider == "deepseek":
         extra["thinking"] = {"type": "enabled" if level else "disabled"}

@@ -13,13 +13,14 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scorer.judge.client import Completion, JudgeCallError, JudgeClient
+from scorer.judge.evidence import JudgeInput
 from scorer.judge.limiter import AimdLimiter
 from scorer.judge.prompts import render
-from scorer.judge.verdict import RAW_LIMIT, Verdict, parse_verdict
+from scorer.judge.verdict import RAW_LIMIT, Reply, parse_reply
 from scorer.models_yaml import JudgeConfig
 
 
@@ -33,16 +34,14 @@ class JudgeJob:
 
     key: Any
     rubric: str
-    instruction: str
-    dump: str
-    judge_context: dict[str, Any] | None
+    input: JudgeInput
     judge: str = ""  # the judge's name (its entry in models.yaml)
 
 
 @dataclass
 class JudgeResult:
     job: JudgeJob
-    verdict: Verdict
+    reply: Reply
     raw: str | None = None
     attempts: int = 0
     input_tokens: int = 0
@@ -111,13 +110,13 @@ class Scheduler:
 
     async def judge(self, job: JudgeJob) -> JudgeResult:
         """One verdict: call until a reply parses, the tries run out or the deadline passes."""
-        res = JudgeResult(job, Verdict(None, "", "not judged"))
+        res = JudgeResult(job, Reply(None, "", "not judged"))
         tries = _Attempts(time.monotonic())
         while True:
             started = await self.limiter.acquire()
             res.attempts += 1
             self.stats.calls += 1
-            system, user = render(job.rubric, job.instruction, job.dump, job.judge_context)
+            system, user = render(job.rubric, job.input)
             try:
                 reply = await self.client.complete(system, user)
             except JudgeCallError as e:
@@ -126,7 +125,7 @@ class Scheduler:
                 self.limiter.failed()
                 self.stats.failed_calls += 1
                 why = self.client.scrub(f"{type(e).__name__}: {e}")[:300]
-                res.verdict = Verdict(None, "", f"internal error in the judge call: {why}")
+                res.reply = Reply(None, "", f"internal error in the judge call: {why}")
                 return res
             else:
                 wait = self._after_reply(reply, res, tries)
@@ -144,9 +143,7 @@ class Scheduler:
             self.stats.min_limit = min(self.stats.min_limit, self.limiter.limit)
             wait = e.retry_after * (1 + random.random() / 10)
             if time.monotonic() + wait - tries.first > self.rate_deadline:
-                res.verdict = Verdict(
-                    None, "", f"still rate limited after {self.rate_deadline:g} s"
-                )
+                res.reply = Reply(None, "", f"still rate limited after {self.rate_deadline:g} s")
                 return _DONE
             return wait
         self.limiter.failed()
@@ -162,7 +159,7 @@ class Scheduler:
         tries.spent += 1
         if e.kind in ("permanent", "format") or tries.spent >= self.tries:
             after = f" after {tries.spent} tries" if tries.spent > 1 else ""
-            res.verdict = Verdict(None, "", f"{e}{after}")
+            res.reply = Reply(None, "", f"{e}{after}")
             return _DONE
         return self._backoff(tries.spent)
 
@@ -177,13 +174,21 @@ class Scheduler:
             if tries.spent < self.tries:
                 return self._backoff(tries.spent)
             res.raw = reply.text
-            res.verdict = Verdict(None, "", f"blank reply after {tries.spent} tries")
+            res.reply = Reply(None, "", f"blank reply after {tries.spent} tries")
             return _DONE
         scrub = self.client.scrub
         res.raw = scrub(reply.text)[:RAW_LIMIT]
-        parsed = parse_verdict(reply.text)
-        error = scrub(parsed.error) if parsed.error else None
-        res.verdict = Verdict(parsed.match, scrub(parsed.reason), error)
+        parsed = parse_reply(reply.text)
+        res.reply = replace(
+            parsed,
+            reason=scrub(parsed.reason),
+            error=scrub(parsed.error) if parsed.error else None,
+            missing=scrub(parsed.missing),
+            checks=tuple(
+                c.model_copy(update={k: scrub(getattr(c, k)) for k in ("requirement", "value")})
+                for c in parsed.checks
+            ),
+        )
         return _DONE
 
     async def run(
@@ -194,7 +199,7 @@ class Scheduler:
 
         async def one(job: JudgeJob) -> None:
             res = await self.judge(job)
-            if res.verdict.match is None:
+            if res.reply.verdict is None:
                 self.stats.errors += 1
             self.stats.input_tokens += res.input_tokens
             self.stats.output_tokens += res.output_tokens

@@ -31,6 +31,12 @@ import pytest
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.records.interception import Interception, NotIntercepted
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    ModelCallLine,
+    RequestLogEntry,
+    read_request_log,
+)
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
@@ -53,6 +59,7 @@ from sandbox.demo.site import HOSTS, Received
 from sandbox.demo.world import DemoWorld
 from sandbox.scripted_models.judge import JudgeServer
 from tests.conftest import TEST_CASES, require
+from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
 from tests.support.interrupt import interruptible
 
@@ -149,15 +156,13 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
         assert verdict_file["match"] is (variant == "correct"), (run.name, verdict_file)
         assert meta.final_pass is (variant == "correct")
         by_verdict[meta.result_category] += 1
-        log = [
-            json.loads(line) for line in (run / "data" / "requests.jsonl").read_text().splitlines()
-        ]
+        log = read_request_log(run / "data" / REQUESTS_FILE)
         # the demo site's requests: not browser-use's model calls, not Chromium's own traffic
-        site = [e for e in log if not e.get("model_call") and ".clawbench.test" in e["url"]]
-        assert sum(e["blocked"] for e in site) == 1 and site[0]["method"] == "GET"
+        site = [e for e in log if isinstance(e, RequestLogEntry) and ".clawbench.test" in e.url]
+        assert sum(e.blocked for e in site) == 1 and site[0].method == "GET"
         if run.name.startswith("browser-use-"):  # a real agent: its model calls were counted
             usage = json.loads((run / "run-meta.json").read_text())["agent_usage"]
-            assert usage["calls"] == sum(1 for e in log if e.get("model_call")) >= 2
+            assert usage["calls"] == sum(isinstance(e, ModelCallLine) for e in log) >= 2
     assert by_verdict == {"passed": variants["correct"], "judge_mismatch": variants["wrong"]}
 
     # the résumé Chromium attached is recorded as a file part: name, type, size and digest
@@ -190,6 +195,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     report = (batch / "report.html").read_text()
     assert "Report:" in proc.stdout and "report.html" in _files_line(proc.stdout)
     assert all(f'id="{run.name}"' in report or run.name in report for run in runs)
+    check_demo_runs(batch, runs, find_chromium(), tmp_path)
 
     assert _left_behind(str(batch)) == []
     for path in [*batch.rglob("*"), tmp_path / "score-cache"]:

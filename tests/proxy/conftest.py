@@ -22,7 +22,8 @@ from mitmproxy.test import taddons
 
 from proxy_addon.addon.launcher import ProxyProcess, start_proxy
 from proxy_addon.clawbench import ClawbenchInterceptor
-from proxy_addon.records.interception import Interception, RequestLogEntry
+from proxy_addon.records.interception import Interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
 from tests.conftest import require
 from tests.proxy.hooks import CHECKOUT as HOOK_CHECKOUT
 from tests.proxy.hooks import SHOP as HOOK_SHOP
@@ -101,14 +102,12 @@ class Run:
         body, _, status = proc.stdout.rpartition("\n")
         return CurlResult(proc.returncode, status, body, _sent_headers(proc.stderr), proc.stderr)
 
-    def log(self) -> list[RequestLogEntry]:
-        """requests.jsonl, every line validated against RequestLogEntry."""
-        path = self.data / "requests.jsonl"
-        lines = path.read_text().splitlines() if path.exists() else []
-        return [RequestLogEntry.model_validate_json(line) for line in lines]
+    def log(self) -> list[LogLine]:
+        """requests.jsonl through its reader, every line one of its models."""
+        return read_request_log(self.data / REQUESTS_FILE)
 
     def raw_log(self) -> str:
-        path = self.data / "requests.jsonl"
+        path = self.data / REQUESTS_FILE
         return path.read_text() if path.exists() else ""
 
     def interception(self) -> Interception:

@@ -15,7 +15,8 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
 from proxy_addon.clawbench import ClawbenchInterceptor
-from proxy_addon.records.interception import Interception, RequestLogEntry
+from proxy_addon.records.interception import Interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"
 SHOP = "shop.clawbench.test"
@@ -83,9 +84,8 @@ class Armed:
         if inspect.isawaitable(pending):
             asyncio.run(_wait(pending))
 
-    def log(self) -> list[RequestLogEntry]:
-        lines = (self.data / "requests.jsonl").read_text().splitlines()
-        return [RequestLogEntry.model_validate_json(line) for line in lines]
+    def log(self) -> list[LogLine]:
+        return read_request_log(self.data / REQUESTS_FILE)
 
     def interception(self) -> Interception:
         return Interception.model_validate_json((self.data / "interception.json").read_bytes())

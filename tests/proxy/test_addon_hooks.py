@@ -221,8 +221,7 @@ def test_parse_routes() -> None:
 def test_a_failure_inside_the_hook_kills_the_flow(arm) -> None:
     # requests.jsonl cannot be written (its fd is gone): the request is not forwarded unseen.
     armed = arm()
-    assert armed.addon.files is not None
-    armed.addon.files.close()
+    armed.addon.log.close()
     flow = armed.send(make_flow("shop.clawbench.test", 80, "/products", method="GET"))
     assert flow.error is not None and flow.response is None
 

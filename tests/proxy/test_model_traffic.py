@@ -81,9 +81,9 @@ def _lines(run: Run, count: int) -> list[ModelCallLine]:
     complete for the client a moment before the proxy's response hook writes its line."""
     deadline = time.monotonic() + 5
     while True:
-        raw = [line for line in run.raw_log().splitlines() if '"model_call":true' in line]
-        if len(raw) >= count or time.monotonic() > deadline:
-            return [ModelCallLine.model_validate_json(line) for line in raw]
+        calls = [line for line in run.log() if isinstance(line, ModelCallLine)]
+        if len(calls) >= count or time.monotonic() > deadline:
+            return calls
         time.sleep(0.02)
 
 
@@ -233,8 +233,7 @@ def test_a_model_call_matching_the_commit_pattern_is_not_blocked(
     assert blocked.code != 0 and not run.received("/v1/chat")
     assert run.interception().request.url == f"http://{SHOP}/v1/chat/completions"
     _lines(run, 1)
-    log = [json.loads(line) for line in run.raw_log().splitlines()]
-    assert [(e.get("model_call", False), e["url"]) for e in log] == [
+    assert [(isinstance(e, ModelCallLine), e.url) for e in run.log()] == [
         (True, f"http://{MODEL}/v1/chat/completions"),
         (False, f"http://{SHOP}/v1/chat/completions"),
     ]

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from proxy_addon.matching.bodies import RAW_TEXT_CAP
-from proxy_addon.records.interception import Interception, RequestLogEntry
+from proxy_addon.records.interception import Interception
+from proxy_addon.records.requestlog import LogLine, parse_line
 from tests.proxy.conftest import SHOP, Run, write_task
 
 POST = r"shop\.clawbench\.test/api/post"
@@ -20,11 +21,9 @@ def _refuse(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def strict_log(run: Run) -> list[RequestLogEntry]:
-    """requests.jsonl read as strict JSON (no NaN/Infinity), by json.loads: pydantic's own JSON
-    parser refuses an escaped lone surrogate, which json.loads (the scorer's reader) keeps."""
-    lines = run.raw_log().splitlines()
-    return [RequestLogEntry.model_validate(json.loads(x, parse_constant=_refuse)) for x in lines]
+def strict_log(run: Run) -> list[LogLine]:
+    """requests.jsonl read as strict JSON (no NaN/Infinity), each line as its model."""
+    return [parse_line(json.loads(x, parse_constant=_refuse)) for x in run.raw_log().splitlines()]
 
 
 def strict_interception(run: Run) -> Interception:

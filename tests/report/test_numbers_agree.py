@@ -5,7 +5,6 @@ them shows a pass: an intercepted wrong payload is intercepted, never passed."""
 from __future__ import annotations
 
 import csv
-import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from scorer.html_report.cli import main as report
 from tests.report.conftest import summary
 from tests.report.test_report_files import Page
 from tests.scorer.conftest import models_yaml
+from tests.support.table_text import read_table
 
 CART = "https://shop.example.com/api/cart"
 RIGHT = {"url": CART, "method": "POST", "body": {"item": "red mug"}}
@@ -38,22 +38,12 @@ def _batch(tmp_path: Path) -> tuple[Path, Path]:
     return batch, corpus
 
 
-def _table(text: str) -> dict[str, str]:
-    """The terminal table's rows: label -> the (single entry's) value."""
-    rows = {}
-    for line in text.splitlines():
-        cells = [c.strip() for c in re.split(r"[│┃]", line)[1:-1]]
-        if len(cells) == 2 and cells[0]:
-            rows[cells[0]] = cells[1]
-    return rows
-
-
 def _views(batch: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     board = batch.parent / "board.csv"
     board.unlink(missing_ok=True)
     capsys.readouterr()
     assert score([str(batch), *args, "--csv", str(board)]) == 0
-    table = _table(capsys.readouterr().out)
+    (table,) = read_table(capsys.readouterr().out).values()  # one entry: its row
     with board.open(newline="") as f:
         (row,) = csv.DictReader(f)
     out = batch.parent / "report.html"
@@ -72,8 +62,8 @@ def test_without_a_judge_nothing_is_passed_in_any_view(tmp_path, capsys) -> None
     s = v["summary"]
     assert (s["n_total"], s["n_intercepted"], s["n_unjudged"]) == (3, 2, 2)
     assert s["n_passed"] is None and s["pass_rate_with_judge"] is None
-    assert v["table"]["intercepted (Stage 1)"] == "2" and v["table"]["N"] == "3"
-    assert v["table"]["passed"] == v["table"]["pass rate"] == "not judged"
+    assert v["table"]["intercepted"] == "2" and v["table"]["N"] == "3"
+    assert v["table"]["passed"] == "not judged" and "pass rate (95% CI)" not in v["table"]
     row = v["csv"]
     assert (row["passed"], row["pass_rate"], row["pass_rate_ci_low"]) == ("", "", "")
     assert (row["intercepted"], row["total"], row["judge"]) == ("2", "3", "not judged")
@@ -93,8 +83,8 @@ def test_with_a_judge_every_view_gives_the_same_numbers(tmp_path, capsys) -> Non
         v = _views(batch, args, capsys)
     s = v["summary"]
     assert (s["n_total"], s["n_intercepted"], s["n_passed"], s["n_judge_mismatch"]) == (3, 2, 1, 1)
-    assert v["table"]["passed"] == "1" and v["table"]["intercepted (Stage 1)"] == "2"
-    assert v["table"]["pass rate"] == "33.3%"
+    assert v["table"]["passed"] == "1" and v["table"]["intercepted"] == "2"
+    assert v["table"]["pass rate (95% CI)"].startswith("33.3% (")
     row = v["csv"]
     assert (row["passed"], row["total"], row["pass_rate"], row["intercepted"]) == (
         "1",

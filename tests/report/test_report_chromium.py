@@ -197,7 +197,15 @@ def test_a_hostile_body_is_shown_as_text_and_does_not_run(report: Path, browser,
     page = report if csp else without_csp(report)
     b = browser(page.as_uri())
     assert b.evaluate("document.title") == TITLE
-    assert b.evaluate("document.querySelectorAll('script, img, iframe, object').length") == 0
+    assert b.evaluate("document.querySelectorAll('script, iframe, object').length") == 0
+    # the one image is the agent's PNG screenshot, inlined and drawn; the SVG it also saved is
+    # a link to its file, never an image of the page
+    b.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    images = b.evaluate(
+        "Promise.all([...document.images].map(i => (i.scrollIntoView(), i.decode().then(() =>"
+        " [i.src.slice(0, 22), i.naturalWidth, i.naturalHeight]))))"
+    )
+    assert images == [["data:image/png;base64,", 24, 16]]
     texts = b.evaluate("[...document.querySelectorAll('pre.request')].map(p => p.textContent)")
     assert any(HOSTILE_ITEM in t for t in texts)  # the real proxy's record and the reference's
     assert sum(HOSTILE_NOTE.replace('"', '\\"') in t for t in texts) == 1
@@ -230,3 +238,35 @@ def test_a_matrix_cell_opens_its_run(batches: Batches, report: Path, browser) ->
     assert b.evaluate(f"document.getElementById('{href[1:]}').closest('details').open") is True
     text = b.evaluate(f"document.getElementById('{href[1:]}').textContent")
     assert "wrong colour: blue, not red" in text and "Add one red mug" in text
+
+
+def test_the_leaderboard_fits_1280_with_cost_tokens_and_judge_errors_in_view(
+    report: Path, browser, tmp_path: Path
+) -> None:
+    """Several batches, long model names, the agents' and the judge's tokens and cost: at
+    1280 px every column is on screen, with no scrolling sideways."""
+    b = browser(report.as_uri())
+    seen = b.evaluate(
+        """(() => {
+          const table = document.querySelector('table.leaderboard');
+          const heads = [...table.querySelectorAll('thead th')].map(th => th.textContent);
+          const cells = [...table.querySelectorAll('tbody tr.entry')].map(tr =>
+            [...tr.children].map(td => {
+              const r = td.getBoundingClientRect();
+              const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+              return {right: r.right, visible: td.contains(hit)};
+            }));
+          return {heads, cells, wrap: table.parentElement.clientWidth,
+                  width: table.scrollWidth, page: document.documentElement.scrollWidth,
+                  viewport: window.innerWidth};
+        })()"""
+    )
+    for wanted in ("judge errors", "agent tokens in / out", "agent cost", "judge cost"):
+        assert wanted in seen["heads"], seen["heads"]
+    assert seen["width"] <= seen["wrap"] and seen["page"] <= seen["viewport"] == 1280
+    assert len(seen["cells"]) == 3
+    for row in seen["cells"]:
+        assert len(row) == len(seen["heads"])
+        assert all(c["right"] <= seen["viewport"] and c["visible"] for c in row), row
+    png = b.screenshot()
+    assert len(colours(png)) > 20  # laid out and painted

@@ -7,12 +7,12 @@ hold on the sandbox's transparent path, where the agent ignores the proxy variab
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
 from sandbox.host.executor import run_task
 from sandbox.host.payload import AgentChoice
 from tests.sandbox.conftest import closed_request
@@ -29,9 +29,10 @@ def _run(
     return run_task(client, closed_request(internet, image, out, case, agent))
 
 
-def _log(outcome: Any) -> list[dict[str, Any]]:
-    path = outcome.run_dir / "data" / "requests.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _log(outcome: Any) -> list[RequestLogEntry]:
+    """The agent's requests in requests.jsonl (its model calls left out)."""
+    lines = read_request_log(outcome.run_dir / "data" / REQUESTS_FILE)
+    return [line for line in lines if isinstance(line, RequestLogEntry)]
 
 
 def test_a_commit_with_a_second_host_never_reaches_the_site(
@@ -45,8 +46,8 @@ def test_a_commit_with_a_second_host_never_reaches_the_site(
     )
     outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
-    log = [e for e in _log(outcome) if "checkout" in e["url"]]
-    assert log and all(e.get("blocked") or e.get("refused") for e in log), log
+    log = [e for e in _log(outcome) if "checkout" in e.url]
+    assert log and all(e.blocked or e.refused for e in log), log
 
 
 def test_the_port_trick_never_reaches_the_site(
@@ -60,8 +61,8 @@ def test_the_port_trick_never_reaches_the_site(
     )
     outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
-    log = [e for e in _log(outcome) if "checkout" in e["url"]]
-    assert log and all(e.get("blocked") or e.get("refused") for e in log), log
+    log = [e for e in _log(outcome) if "checkout" in e.url]
+    assert log and all(e.blocked or e.refused for e in log), log
 
 
 @pytest.mark.parametrize(
@@ -94,8 +95,8 @@ def test_a_request_whose_names_and_destination_disagree_is_refused(
     outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
     assert outcome.ending.category != "intercepted", outcome.ending
     assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
-    refused = [e for e in _log(outcome) if not e.get("model_call") and "checkout" in e["url"]]
-    assert refused and all(e.get("refused") for e in refused), refused
+    refused = [e for e in _log(outcome) if "checkout" in e.url]
+    assert refused and all(e.refused for e in refused), refused
 
 
 def test_metadata_and_the_docker_host_are_refused(
@@ -109,5 +110,5 @@ def test_metadata_and_the_docker_host_are_refused(
     outcome = _run(docker_client, internet, sandbox_image, tmp_path, command)
     agent_log = (outcome.run_dir / "data" / "agent.log").read_text()
     assert "metadata 200" not in agent_log and "loopback 200" not in agent_log
-    urls = " ".join(e["url"] for e in _log(outcome))
+    urls = " ".join(e.url for e in _log(outcome))
     assert "169.254.169.254" in urls  # seen and refused, not silently dropped

@@ -27,7 +27,9 @@ import pytest
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.har import HAR_FILE, read_har
 from proxy_addon.records.interception import read_interception
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
@@ -54,8 +56,10 @@ def _quick_cmd(
     return run_task(client, closed_request(internet, image, out, "quick-null", agent, **over))
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _requests(data: Path) -> list[RequestLogEntry]:
+    """The agent's requests in data/requests.jsonl, through its reader."""
+    lines = read_request_log(data / REQUESTS_FILE)
+    return [line for line in lines if isinstance(line, RequestLogEntry)]
 
 
 def _site_matches(internet: Any, case: str) -> list[dict[str, Any]]:
@@ -103,10 +107,10 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "batch"])
-def test_a_harness_runs_only_from_an_image_that_holds_it(
+def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
     command, sandbox_image, internet, tmp_path, capsys
 ) -> None:
-    """--harness with an image without that harness's layer (or no image at all): one error
+    """A missing image, or --harness with an image without that harness's layer: one error
     naming the image and the build command that makes one, before any container or run dir."""
     models = tmp_path / "models.yaml"
     models.write_text(
@@ -115,22 +119,30 @@ def test_a_harness_runs_only_from_an_image_that_holds_it(
     target = CASES / "quick-null" if command == "run" else CASES
     harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
     missing = f"{sandbox_image}-nothing-browser-use"
-    for image, why in (
+    for image, why, agent in (
+        (
+            f"{sandbox_image}-nothing",
+            f"image {sandbox_image}-nothing is missing: build it with `clawbench-sandbox build "
+            f"--tag {sandbox_image}-nothing`",
+            [],  # no harness: the image itself
+        ),
         (
             sandbox_image,
             f"image {sandbox_image} does not hold the browser-use harness (no "
             "io.clawbench.harness label): build the harness's image with `clawbench-sandbox "
             f"build --tag {sandbox_image} --harness browser-use` and run with --image "
             f"{sandbox_image}-browser-use",
+            harness,
         ),
         (
             missing,
             f"image {missing} is missing: build it with `clawbench-sandbox build --tag "
             f"{sandbox_image}-nothing --harness browser-use`",
+            harness,
         ),
     ):
         out = tmp_path / "out"
-        code = sandbox_main([command, str(target), *harness, *closed_args(internet, image, out)])
+        code = sandbox_main([command, str(target), *agent, *closed_args(internet, image, out)])
         assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
         assert not list(out.rglob("*"))  # no run directory: nothing started
 
@@ -167,11 +179,15 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert view.request["body"] == {"item": "lamp", "qty": 1}
     paths = [e.get("path") for e in internet.log()[before:]]
     assert paths == ["/", "/api/cart"]
-    logged = _jsonl(run / "data" / "requests.jsonl")
+    logged = _requests(run / "data")
     # The next checkout may leave before the agent is stopped: it is blocked too (and counted).
-    assert [e["matched"] for e in logged[:3]] == [False, False, True]
-    assert all(e["blocked"] for e in logged[2:]) and len(logged) <= 4
+    assert [e.matched for e in logged[:3]] == [False, False, True]
+    assert all(e.blocked for e in logged[2:]) and len(logged) <= 4
     assert view.blocked_count == len(logged) - 2
+    # data/traffic.har, written at record time: the same requests, the commit credited
+    entries = read_har(run / "data" / HAR_FILE).log.entries
+    assert [e.request.url for e in entries] == [e["url"] for e in logged]
+    assert [e.clawbench.credited for e in entries[:3]] == [False, False, True]
 
     task_file = demo / DEMO_CASE / "task.json"
     task = load_task(task_file)
@@ -230,7 +246,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert resumed["elapsed_seconds"] >= summary["elapsed_seconds"]
     # The near miss (qty 1) reached the site; the match (qty 2) and what followed did not.
     body_run = runs["scripted-shop-checkout"]
-    assert [e["matched"] for e in _jsonl(body_run / "data" / "requests.jsonl")] == [
+    assert [e.matched for e in _requests(body_run / "data")] == [
         False,
         False,
         False,
@@ -267,8 +283,8 @@ def test_agent_ignoring_proxy_variables_is_seen_and_blocked(
     data = outcome.run_dir / "data"
     assert outcome.ending.category == "intercepted" and outcome.exit_code == 0
     assert (data / "agent.log").read_text().splitlines()[:3] == ["200", "200", "200"]
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.url, e.mode) for e in logged] == [
         ("http://shop.clawbench.test/hello", "transparent"),
         ("https://shop.clawbench.test/hello-tls", "transparent"),
         ("http://shop.clawbench.test/hello-v6", "transparent"),
@@ -400,8 +416,8 @@ def test_submit_page_answer_is_intercepted_and_judged(
     assert code == 0
     (run,) = (tmp_path / "none").iterdir()
     data = run / "data"
-    logged = _jsonl(data / "requests.jsonl")
-    assert [(e["method"], e["url"], e["mode"]) for e in logged] == [
+    logged = _requests(data)
+    assert [(e.method, e.url, e.mode) for e in logged] == [
         ("GET", "http://127.0.0.1:7878/submit", "regular"),
         ("POST", "http://127.0.0.1:7878/api/task-submit", "transparent"),
     ]
@@ -471,10 +487,17 @@ def test_infra_failures_are_not_model_failures(
         extra = ["--mitm-set", "stream_large_bodies=1m"]  # the addon refuses to run with it
     elif failure == "proxy_timeout":
         extra = ["--proxy-timeout", "0.01"]  # mitmdump needs far longer to listen
-    image = "clawbench-sandbox:no-such-image" if failure == "image_missing" else sandbox_image
     out = tmp_path / "out"
-    code = sandbox_main(["run", str(case), *closed_args(internet, image, out), *extra])
-    assert code == 2
+    if failure == "image_missing":  # the CLI refuses it before any run (the test below); a
+        # library caller's run records it
+        missing = "clawbench-sandbox:no-such-image"
+        outcome = run_task(
+            docker_client, closed_request(internet, missing, out, "quick-null", AgentChoice("null"))
+        )
+        assert outcome.exit_code == 2
+    else:
+        code = sandbox_main(["run", str(case), *closed_args(internet, sandbox_image, out), *extra])
+        assert code == 2
     (run,) = (out / "none").iterdir()
     meta = read_run_meta(run / "run-meta.json")
     assert meta.result_category == "infra_failure" and meta.intercepted is False

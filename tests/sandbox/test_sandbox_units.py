@@ -329,6 +329,16 @@ def test_classify(kwargs, category, stop_reason, file_reason) -> None:
         ({"intercepted": True, "judge_match": True, "final_pass": True}, "passed"),
         ({"intercepted": True, "judge_match": False, "final_pass": False}, "failed"),
         ({"intercepted": True, "judge_match": None, "final_pass": False}, "judge_inconclusive"),
+        (
+            {
+                "intercepted": True,
+                "result_category": "judge_cannot_tell",
+                "judge_match": False,
+                "judge_verdict": "cannot_tell",
+                "final_pass": False,
+            },
+            "judge_inconclusive",
+        ),
     ],
 )
 def test_batch_status_of_a_run(meta: dict, status: str) -> None:

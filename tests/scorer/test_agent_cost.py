@@ -14,6 +14,7 @@ from proxy_addon.records.usage import AgentUsage, ModelUsage
 from scorer.batch.agent_cost import model_cost, run_cost
 from scorer.cli import main as score
 from scorer.models_yaml import ConfigError, Price, read_prices
+from tests.support.table_text import read_table
 
 
 def usage(**models: tuple[int, int, int]) -> AgentUsage:
@@ -90,8 +91,9 @@ def test_scored_batch_totals_usage_and_cost_in_summary_table_and_csv(
     row = next(csv.DictReader(board.open()))
     assert (row["agent_input_tokens"], row["agent_output_tokens"]) == ("4000", "250")
     assert row["agent_cost_usd"] == f"{cost:.4f}"
-    shown = capsys.readouterr().out
-    assert "agent tokens in/out" in shown and "4,000 / 250" in shown and f"${cost:.4f}" in shown
+    (shown,) = read_table(capsys.readouterr().out).values()
+    assert shown["agent tokens in / out"] == "4,000 / 250"
+    assert shown["agent cost"] == f"${cost:.4f}"
 
     assert score([str(batch), "--no-judge"]) == 0  # no prices given: tokens, and no cost
     s = json.loads((batch / "rescore-summary.json").read_text())

@@ -13,6 +13,7 @@ from bench.reference_batches import reference_meta, reference_run
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.cli import main
 from tests.scorer.conftest import models_yaml
+from tests.support.table_text import read_table
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 WRONG_URL = {"url": "https://shop.example.com/api/wishlist", "method": "POST", "body": {}}
@@ -84,7 +85,9 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
     assert s["pass_rate_stage1_only"] == pytest.approx(3 / 6)
     assert s["pass_rate_with_judge"] == pytest.approx(1 / 6)
     assert s["reward_pct_strict"] == pytest.approx(1 / 6) and s["n_match_strict"] == 1
-    assert s["dataset"] == "v9" and s["judge_model"] == "judge-x" and s["rubric"] == "strict"
+    # the runs name their dataset (the reference's suite): --tasks's directory name does not
+    # change it, so a batch's label is the same with --tasks or without
+    assert s["dataset"] == "v2" and s["judge_model"] == "judge-x" and s["rubric"] == "strict"
     assert s["provenance"]["package"] == "clawbench-intercept" and s["prompt_version"]
     assert judge.count == 2  # t0 and t4; t2 reused the reference's verdict, zz is not judged
     assert row(s, "t2")["verdict_source"] == "reference:judge.json"
@@ -95,9 +98,11 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
     assert row(s, "t0")["recheck"] == {"status": "pass", "reasons": []}
     assert csv.read_text().splitlines() == [
         "model,harness,dataset,passed,total,pass_rate,wall_hours,pass_rate_ci_low,pass_rate_ci_high,"
-        "agent_input_tokens,agent_output_tokens,agent_cost_usd,intercepted,judge",
-        # Wilson 1/6; the reference's runs recorded no agent usage
-        "anthropic/claude-sonnet-4-6,openclaw,v9,1,6,16.67,2.00,3.01,56.35,,,,3,judge-x",
+        "agent_input_tokens,agent_output_tokens,agent_cost_usd,intercepted,judge,judge_cannot_tell,"
+        "judge_input_tokens,judge_output_tokens,judge_cost_usd",
+        # Wilson 1/6; the reference's runs recorded no agent usage; no run was cannot_tell; the
+        # judge's two verdicts' tokens, no price for judge-x
+        "anthropic/claude-sonnet-4-6,openclaw,v2,1,6,16.67,2.00,3.01,56.35,,,,3,judge-x,0,240,30,",
     ]
 
 
@@ -111,12 +116,14 @@ def test_run_meta_keeps_the_reference_keys_and_gains_ours(
     assert len(before) >= 30
     score(batch, judge, "--tasks", str(corpus))
     after = json.loads((run / "run-meta.json").read_text())
-    ours = {"intercepted", "result_category", "judge_match", "final_pass", "runner_category"}
+    ours = {"intercepted", "result_category", "judge_match", "judge_verdict", "final_pass"}
+    ours.add("runner_category")
     assert {k: v for k, v in after.items() if k not in ours} == {
         k: v for k, v in before.items() if k not in ours
     }
     assert list(after)[: len(before)] == list(before)  # the order kept
     assert after["result_category"] == "judge_mismatch" and after["judge_match"] is False
+    assert after["judge_verdict"] == "no_match"
     assert after["final_pass"] is False and after["runner_category"] == "intercepted"
     infra = json.loads(next(batch.rglob("openclaw-t3-*/run-meta.json")).read_text())
     assert infra["result_category"] == "infra_failure"
@@ -407,4 +414,5 @@ def test_a_body_the_proxy_could_not_read_is_counted_apart_in_stage_1(
     assert main([str(batch), "--no-judge"]) == 0
     s = summary(batch)
     assert (s["n_intercepted"], s["n_body_unverified"]) == (2, 1)
-    assert "of which body unread" in capsys.readouterr().out
+    (shown,) = read_table(capsys.readouterr().out).values()
+    assert (shown["intercepted"], shown["body unread"]) == ("2", "1")

@@ -576,9 +576,9 @@ def test_judge_context_from_the_corpus_reaches_the_prompt(
     assert run_cli(batch, judge, "--tasks", str(corpus)) == 0
     assert judge.count == 2  # the context is an input of the verdict: not the cached one
     before, inside, after = split_prompt(judge.calls[1])
-    assert "GRADING CONTEXT (from the task author, not shown to the agent):" in after
-    assert f"Rubric:\n{context['rubric']}" in after
-    assert f"Reference solution:\n{context['reference_solution']}" in after
-    assert "red ceramic" not in before + inside
+    assert "GRADING CONTEXT (from the task author, not shown to the agent):" in before
+    assert f"Rubric:\n{context['rubric']}" in before
+    assert f"Reference solution:\n{context['reference_solution']}" in before
+    assert "red ceramic" not in inside + after
     first, second = judge.calls
-    assert first.user.split("<<<REQUEST")[0] == second.user.split("<<<REQUEST")[0]
+    assert split_prompt(first)[1:] == split_prompt(second)[1:]  # the same request, facts

@@ -16,8 +16,9 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
+from proxy_addon.records.verdict import JudgeVerdict
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
-from scorer.batch.scored_run import decide_match
+from scorer.batch.scored_run import decide_verdict
 from scorer.cli import main
 from scorer.scoring import ScoreOptions, score
 from tests.scorer.conftest import FAKE_KEY
@@ -58,22 +59,35 @@ def run_cli(batch: Path, yaml: Path, *judges: str, extra: tuple[str, ...] = ()) 
     return json.loads((batch / "rescore-summary.json").read_text())
 
 
+Y, NO, CT = JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH, JudgeVerdict.CANNOT_TELL
+
+
 @pytest.mark.parametrize(
     ("rule", "verdicts", "expected"),
     [
-        ("first", [True, False, False], True),
-        ("first", [None, True, True], None),
-        ("majority", [True, True, False], True),
-        ("majority", [False, None, False], False),
-        ("majority", [True, False], None),  # a tie is no verdict
-        ("majority", [True, None, None], None),  # one of three is no majority
-        ("unanimous", [True, True, True], True),
-        ("unanimous", [True, None, True], None),
-        ("unanimous", [True, None, False], False),
+        ("first", [Y, NO, NO], Y),
+        ("first", [None, Y, Y], None),
+        ("first", [CT, Y, Y], CT),  # the first judge alone decides, cannot_tell included
+        ("majority", [Y, Y, NO], Y),
+        ("majority", [NO, None, NO], NO),
+        ("majority", [Y, NO], None),  # a tie is no verdict
+        ("majority", [Y, None, None], None),  # one of three is no majority
+        ("majority", [Y, CT, CT], Y),  # cannot_tell abstains: one of one voter
+        ("majority", [Y, NO, CT], None),  # the voters tie
+        ("majority", [Y, CT, None], None),  # the error still counts: one of two is no majority
+        ("majority", [CT, CT, CT], CT),  # everyone abstained
+        ("unanimous", [Y, Y, Y], Y),
+        ("unanimous", [Y, None, Y], None),
+        ("unanimous", [Y, None, NO], NO),
+        ("unanimous", [Y, CT, Y], Y),  # an abstention does not block a unanimous match
+        ("unanimous", [CT, CT], CT),
+        ("unanimous", [CT, NO], NO),
     ],
 )
-def test_decide_rules(rule: str, verdicts: list[bool | None], expected: bool | None) -> None:
-    assert decide_match(rule, verdicts) is expected  # type: ignore[arg-type]
+def test_decide_rules(
+    rule: str, verdicts: list[JudgeVerdict | None], expected: JudgeVerdict | None
+) -> None:
+    assert decide_verdict(rule, verdicts) is expected  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("rule", "passed"), [("first", 2), ("majority", 2), ("unanimous", 1)])
@@ -86,7 +100,7 @@ def test_decide_sets_final_pass_from_the_judges(
     assert s["n_passed"] == passed
     assert (s["judges"], s["decide"], s["judge_model"]) == (["a", "b", "c"], rule, "a")
     rows = {t["test_case"]: t for t in s["tasks"]}
-    assert rows["case-01"]["verdicts"] == {"a": True, "b": False, "c": True}
+    assert rows["case-01"]["verdicts"] == {"a": "match", "b": "no_match", "c": "match"}
     assert rows["case-01"]["match_strict"] is True  # the reference's keys: the first judge's
     assert s["n_match_strict"] == 2  # likewise
 
@@ -123,7 +137,8 @@ def test_the_agreement_section_holds_known_kappas(tmp_path: Path, judge: JudgeSe
     assert pairs["a", "c"]["kappa"] == pytest.approx(1.0)
     # Fleiss over the 4 runs x 3 judges, by hand: P = 10/12, Pe = (25 + 49) / 144
     assert a["fleiss_kappa"] == pytest.approx((10 / 12 - 74 / 144) / (1 - 74 / 144))
-    assert [d["verdicts"] for d in a["disagreements"]] == [{"a": True, "b": False, "c": True}]
+    split = [{"a": "match", "b": "no_match", "c": "match"}]
+    assert [d["verdicts"] for d in a["disagreements"]] == split
     assert [j["pass_rate"] for j in a["per_judge"]] == [0.5, 0.25, 0.5]
     assert s["entries"][0]["judge_pass_rates"] == {"a": 0.5, "b": 0.25, "c": 0.5}
 

@@ -146,7 +146,7 @@ def _cfg(provider: str, **kw: object) -> JudgeConfig:
                 "thinking": {"type": "disabled"},
                 "temperature": 0.0,
                 "response_format": {"type": "json_object"},
-                "max_tokens": 1024,
+                "max_tokens": 4096,  # room for prompt v2's requirements before the verdict
             },
             ("reasoning_effort",),
         ),

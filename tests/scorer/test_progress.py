@@ -12,14 +12,19 @@ from pathlib import Path
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
+from proxy_addon.records.verdict import JudgeVerdict
 from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.display import PlainProgress
+from scorer.judge.evidence import JudgeInput, request_view
 from scorer.judge.scheduler import JudgeJob, JudgeResult
-from scorer.judge.verdict import Verdict
+from scorer.judge.verdict import Reply as ParsedReply
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml
 
-LINE = re.compile(r"^judging (\d+)/(\d+): match (\d+), mismatch (\d+), error (\d+) \([\d.]+ s\)$")
+LINE = re.compile(
+    r"^judging (\d+)/(\d+): match (\d+), mismatch (\d+), cannot tell (\d+), error (\d+) "
+    r"\([\d.]+ s\)$"
+)
 RUNS = 30
 
 
@@ -56,7 +61,8 @@ def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServe
     counts = [(int(m[1]), int(m[2])) for m in found if m]
     assert 2 <= len(counts) <= 2 * 10 + 1  # about every 10%, never a line per verdict
     assert [c for c, _ in counts] == sorted({c for c, _ in counts})  # judged only goes up
-    assert lines[-1].startswith(f"judging {RUNS}/{RUNS}: match 20, mismatch 10, error 0 (")
+    last = f"judging {RUNS}/{RUNS}: match 20, mismatch 10, cannot tell 0, error 0 ("
+    assert lines[-1].startswith(last)
     # the verdicts are saved, so no judge call now: no progress to show
     again = scorer(batch, judge, "--progress")
     assert again.returncode == 0 and again.stderr == "" and judge.count == RUNS
@@ -69,9 +75,10 @@ def test_without_progress_a_pipe_gets_nothing(tmp_path: Path, judge: JudgeServer
     assert done.returncode == 0 and done.stderr == "" and judge.count == 1
 
 
-def result(match: bool | None) -> JudgeResult:
-    job = JudgeJob(("run", "strict"), "strict", "instruction", "{}", None)
-    return JudgeResult(job, Verdict(match, "r", None if match is not None else "error"))
+def result(verdict: JudgeVerdict | None) -> JudgeResult:
+    data = JudgeInput("instruction", request_view({"url": "https://a/x", "method": "POST"}))
+    job = JudgeJob(("run", "strict"), "strict", data)
+    return JudgeResult(job, ParsedReply(verdict, "r", None if verdict is not None else "error"))
 
 
 def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
@@ -79,13 +86,14 @@ def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
     out = io.StringIO()
     progress = PlainProgress(out, every_s=5.0, clock=lambda: now[0])
     progress.queued(1000)  # a step of 100 verdicts between the 10% lines
-    for match, later in [(True, 1.0), (False, 1.0), (None, 4.0), (True, 1.0)]:
+    y, no, ct = JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH, JudgeVerdict.CANNOT_TELL
+    for given, later in [(y, 1.0), (no, 1.0), (None, 4.0), (ct, 1.0)]:
         now[0] += later
-        progress.judged(result(match))
+        progress.judged(result(given))
     progress.done()
     assert out.getvalue().splitlines() == [
-        "judging 3/1000: match 1, mismatch 1, error 1 (6.0 s)",  # 5 s after the start
-        "judging 4/1000: match 2, mismatch 1, error 1 (7.0 s)",  # the last count, at the end
+        "judging 3/1000: match 1, mismatch 1, cannot tell 0, error 1 (6.0 s)",  # 5 s in
+        "judging 4/1000: match 1, mismatch 1, cannot tell 1, error 1 (7.0 s)",  # at the end
     ]
 
 

@@ -87,7 +87,7 @@ def test_real_runs_are_scored_and_the_judge_sees_no_secret(
     for secret in ("cookie-value-4f1d", "upstream-token-88aa", "csrf-secret-1", "zzz"):
         assert secret not in prompt
     assert '"item":"red mug"' in call.user and '"csrf_token":"[REDACTED]"' in call.user
-    assert "one red mug" in call.user.split("<<<END REQUEST")[1]  # judge_context, after the dump
+    assert "one red mug" in call.user.split("<<<REQUEST")[0]  # judge_context, before the dump
     recorded = json.loads((real_batch / cart["run_dir"] / "data" / "interception.json").read_text())
     assert recorded["request"]["headers"]["cookie"] == "[REDACTED]"
     assert (real_batch / cart["run_dir"] / "data" / "judge.json").exists()

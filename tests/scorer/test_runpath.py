@@ -16,7 +16,9 @@ from tests.scorer.conftest import models_yaml
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
-ROW = f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"  # no agent usage recorded
+ROW = f"{MODEL},openclaw,v2,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x,0,360,45,"
+"""The runs' dataset (the reference's suite), no agent usage, none cannot_tell, the judge's
+tokens, no price."""
 SAFE = "anthropic--claude-sonnet-4-6"
 
 
@@ -188,9 +190,7 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     assert real["wall_hours"] == 1.0  # the batch's elapsed time is still the real entry's
     assert (s["n_total"], s["n_runs"], s["n_passed"], s["n_infra_failure"]) == (7, 6, 2, 2)
     assert s["pass_rate_with_judge"] == pytest.approx(2 / 7)
-    assert csv.read_text().splitlines()[1:] == [
-        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
-    ]
+    assert csv.read_text().splitlines()[1:] == [ROW]
     rows = [t for t in s["tasks"] if t["model"] is None]
     assert [(t["test_case"], t["status"], t["run_dir"]) for t in rows] == [
         (None, "counted", "manual/rerun-of-t3")
@@ -198,6 +198,4 @@ def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
     # scored again: the same rows, still no unknown row in the CSV
     csv.unlink()
     score(batch, judge, "--tasks", str(corpus), "--csv", str(csv))
-    assert csv.read_text().splitlines()[1:] == [
-        f"{MODEL},openclaw,v9,2,6,33.33,1.00,9.68,70.00,,,,3,judge-x"
-    ]
+    assert csv.read_text().splitlines()[1:] == [ROW]

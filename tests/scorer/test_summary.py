@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.aggregate import SummaryOptions, summarize
 from scorer.batch.runplan import finish
 from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_category
@@ -15,13 +16,15 @@ from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_cat
 ROOT = Path(__file__).resolve().parents[2]
 
 BATCH = Path("/b/batch-20260101-000000")
+Y, NO, CT = JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH, JudgeVerdict.CANNOT_TELL
 
 
 @pytest.mark.parametrize(
-    ("stage", "judged", "match", "category", "final"),
+    ("stage", "judged", "verdict", "category", "final"),
     [
-        (Stage1(True), True, True, "passed", True),
-        (Stage1(True), True, False, "judge_mismatch", False),
+        (Stage1(True), True, Y, "passed", True),
+        (Stage1(True), True, NO, "judge_mismatch", False),
+        (Stage1(True), True, CT, "judge_cannot_tell", False),
         (Stage1(True), True, None, "judge_error", False),
         (Stage1(True), False, None, "intercepted", False),
         (Stage1(False), False, None, "model_not_intercepted", False),
@@ -36,16 +39,16 @@ BATCH = Path("/b/batch-20260101-000000")
     ],
 )
 def test_result_category_and_final_pass(
-    stage: Stage1, judged: bool, match: bool | None, category: str, final: bool
+    stage: Stage1, judged: bool, verdict: JudgeVerdict | None, category: str, final: bool
 ) -> None:
-    assert result_category(stage, judged, match) == (category, final)
+    assert result_category(stage, judged, verdict) == (category, final)
 
 
 def run(
     case: str | None,
     *,
     intercepted: bool = True,
-    match: bool | None = True,
+    match: JudgeVerdict | None = Y,
     judged: bool = True,
     infra: str | None = None,
     ts: str = "20260101-120000",
@@ -81,25 +84,31 @@ def opts(**kw: object) -> SummaryOptions:
 
 def test_counts_without_a_corpus_hand_computed() -> None:
     outcomes = [
-        run("a", match=True),
-        run("b", match=False),
+        run("a", match=Y),
+        run("b", match=NO),
         run("c", match=None),
         run("d", intercepted=False),
         run("e", intercepted=False, infra="no data"),
         run("f", judged=False),
+        run("g", match=CT),
         # a re-run of a: the newer one counts (a mismatch), the older pass does not
-        run("a", match=False, ts="20260102-090000"),
+        run("a", match=NO, ts="20260102-090000"),
     ]
     s = summarize(BATCH, outcomes, opts())
-    assert s.n_total == 6 and s.n_runs == 7 and s.n_rerun == 1
-    assert (s.n_intercepted, s.n_passed) == (4, 0)
+    assert s.n_total == 7 and s.n_runs == 8 and s.n_rerun == 1
+    assert (s.n_intercepted, s.n_passed) == (5, 0)
     assert (s.n_judge_match, s.n_judge_mismatch, s.n_judge_error) == (0, 2, 1)
+    assert s.n_judge_cannot_tell == 1  # apart from mismatches and errors, not passed
     assert (s.n_unjudged, s.n_model_not_intercepted, s.n_infra_failure) == (1, 1, 1)
-    assert s.pass_rate_stage1_only == pytest.approx(4 / 6)
+    assert s.pass_rate_stage1_only == pytest.approx(5 / 7)
     assert s.pass_rate_with_judge == 0.0
-    # the reference's per-rubric keys: err counts every credited run without a boolean verdict
+    # the reference's per-rubric keys: err counts every credited run without a verdict
     assert (s.n_match_strict, s.n_mismatch_strict, s.n_judge_err_strict) == (0, 2, 2)
-    assert s.tokens.input_tokens == 400  # every verdict, re-runs' included: all cost tokens
+    assert s.n_cannot_tell_strict == 1
+    assert s.tokens.input_tokens == 500  # every verdict, re-runs' included: all cost tokens
+    g = next(t for t in s.tasks if t.test_case == "g")
+    assert (g.result_category, g.match_strict, g.verdict_strict) == ("judge_cannot_tell", False, CT)
+    assert s.entries[0].leaderboard.judge_cannot_tell == "1"
     rows = {(t.test_case, t.status) for t in s.tasks}
     assert ("a", "rerun") in rows and ("a", "counted") in rows
     counted_a = next(t for t in s.tasks if t.test_case == "a" and t.status == "counted")
@@ -109,7 +118,7 @@ def test_counts_without_a_corpus_hand_computed() -> None:
 def test_corpus_sets_n_lists_missing_and_leaves_extra_out() -> None:
     outcomes = [
         run("a", slug="a"),
-        run("b", slug="b", match=False),
+        run("b", slug="b", match=NO),
         run("zzz", slug=None),  # not in the corpus
     ]
     s = summarize(BATCH, outcomes, opts(corpus_slugs=["a", "b", "c", "d"], dataset="v9"))
@@ -126,7 +135,7 @@ def test_corpus_sets_n_lists_missing_and_leaves_extra_out() -> None:
 
 
 def test_entries_per_model_and_harness_and_wall_hours() -> None:
-    outcomes = [run("a", model="m1"), run("b", model="m1"), run("a", model="m2", match=False)]
+    outcomes = [run("a", model="m1"), run("b", model="m1"), run("a", model="m2", match=NO)]
     s = summarize(BATCH, outcomes, opts())
     assert [(e.model, e.n_total, e.n_passed) for e in s.entries] == [("m1", 2, 2), ("m2", 1, 0)]
     assert s.n_total == 3 and s.n_passed == 2
@@ -169,7 +178,7 @@ outcome_args = st.fixed_dictionaries(
     {
         "case": st.sampled_from(["a", "b", "c", "d", "e"]),
         "intercepted": st.booleans(),
-        "match": st.sampled_from([True, False, None]),
+        "match": st.sampled_from([Y, NO, CT, None]),
         "judged": st.booleans(),
         "infra": st.sampled_from([None, None, "no data"]),
         "ts": st.sampled_from(["20260101-000000", "20260102-000000", "20260103-000000"]),
@@ -195,6 +204,7 @@ def test_every_task_of_n_is_counted_exactly_once(
         parts = (
             c.n_passed,
             c.n_judge_mismatch,
+            c.n_judge_cannot_tell,
             c.n_judge_error,
             c.n_unjudged,
             c.n_model_not_intercepted,

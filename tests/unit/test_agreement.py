@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 import scorer.agreement as agreement_module
+from proxy_addon.records.verdict import JudgeVerdict
 from scorer.agreement import (
     Agreement,
     Disagreement,
@@ -17,6 +18,8 @@ from scorer.agreement import (
     render_agreement,
     render_ranking_agreement,
 )
+
+Y, NO, CT = JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH, JudgeVerdict.CANNOT_TELL
 
 
 def test_exports() -> None:
@@ -36,10 +39,8 @@ def test_exports() -> None:
     ]
 
 
-def _two_judges(tt: int, tf: int, ft: int, ff: int) -> dict[str, dict[str, bool | None]]:
-    cells = (
-        [(True, True)] * tt + [(True, False)] * tf + [(False, True)] * ft + [(False, False)] * ff
-    )
+def _two_judges(tt: int, tf: int, ft: int, ff: int) -> dict[str, dict[str, JudgeVerdict | None]]:
+    cells = [(Y, Y)] * tt + [(Y, NO)] * tf + [(NO, Y)] * ft + [(NO, NO)] * ff
     return {f"run-{i:03d}": {"j1": x, "j2": y} for i, (x, y) in enumerate(cells)}
 
 
@@ -59,8 +60,8 @@ def test_two_judges_cohen_worked_example() -> None:
 
 def test_nulls_are_no_verdict() -> None:
     verdicts = _two_judges(4, 1, 1, 4)  # po 0.8, pe 0.5: kappa 0.6
-    verdicts["run-err"] = {"j1": True, "j2": None}  # j2 failed to answer: left out of the pair
-    verdicts["run-half"] = {"j1": False}  # j2 never asked
+    verdicts["run-err"] = {"j1": Y, "j2": None}  # j2 failed to answer: left out of the pair
+    verdicts["run-half"] = {"j1": NO}  # j2 never asked
     a = agreement(verdicts)
     (pair,) = a.pairs
     assert (pair.n, pair.kappa) == (10, pytest.approx(0.6))
@@ -74,13 +75,13 @@ def test_nulls_are_no_verdict() -> None:
 
 
 def test_three_judges_fleiss_by_hand() -> None:
-    verdicts: dict[str, dict[str, bool | None]] = {
-        "r1": {"a": True, "b": True, "c": True},
-        "r2": {"a": False, "b": False, "c": False},
-        "r3": {"a": True, "b": True, "c": False},
-        "r4": {"a": True, "b": False, "c": False},
-        "r5": {"a": True, "b": None, "c": False},  # not all judged: out of Fleiss, still split
-        "r6": {"a": None, "b": True, "c": None},  # one verdict: nothing to disagree with
+    verdicts: dict[str, dict[str, JudgeVerdict | None]] = {
+        "r1": {"a": Y, "b": Y, "c": Y},
+        "r2": {"a": NO, "b": NO, "c": NO},
+        "r3": {"a": Y, "b": Y, "c": NO},
+        "r4": {"a": Y, "b": NO, "c": NO},
+        "r5": {"a": Y, "b": None, "c": NO},  # not all judged: out of Fleiss, still split
+        "r6": {"a": None, "b": Y, "c": None},  # one verdict: nothing to disagree with
     }
     a = agreement(verdicts)
     # Per-run agreement P_i: 1, 1, 1/3, 1/3 -> P = 2/3; 6 of 12 verdicts true -> Pe = 1/2;
@@ -95,25 +96,25 @@ def test_three_judges_fleiss_by_hand() -> None:
     # a vs c over r1..r5: (T,T) (F,F) (T,F) (T,F) (T,F): po 2/5, pe 4/5*1/5 + 1/5*4/5 = 8/25
     assert a.pairs[1].kappa == pytest.approx((2 / 5 - 8 / 25) / (1 - 8 / 25))
     assert a.disagreements == [
-        Disagreement(run="r3", verdicts={"a": True, "b": True, "c": False}),
-        Disagreement(run="r4", verdicts={"a": True, "b": False, "c": False}),
-        Disagreement(run="r5", verdicts={"a": True, "b": None, "c": False}),
+        Disagreement(run="r3", verdicts={"a": Y, "b": Y, "c": NO}),
+        Disagreement(run="r4", verdicts={"a": Y, "b": NO, "c": NO}),
+        Disagreement(run="r5", verdicts={"a": Y, "b": None, "c": NO}),
     ]
     text = render_agreement(a)
     assert "Fleiss' kappa 0.333 over 4 runs" in text
-    assert "  r5: a match, b uncertain, c mismatch\n" in text
+    assert "  r5: a match, b error, c no_match\n" in text
 
 
 def test_judge_order_and_selection() -> None:
-    verdicts: dict[str, dict[str, bool | None]] = {
-        "r1": {"late": True, "early": True, "extra": False},
-        "r2": {"early": False, "late": True},
+    verdicts: dict[str, dict[str, JudgeVerdict | None]] = {
+        "r1": {"late": Y, "early": Y, "extra": NO},
+        "r2": {"early": NO, "late": Y},
     }
     assert agreement(verdicts).judges == ["late", "early", "extra"]
     chosen = agreement(verdicts, judges=["early", "late"])
     assert chosen.judges == ["early", "late"]
     assert [d.run for d in chosen.disagreements] == ["r2"]  # "extra" ignored on r1
-    assert chosen.disagreements[0].verdicts == {"early": False, "late": True}
+    assert chosen.disagreements[0].verdicts == {"early": NO, "late": Y}
 
 
 def test_degenerate() -> None:
@@ -121,7 +122,7 @@ def test_degenerate() -> None:
     a = agreement(_two_judges(5, 0, 0, 0))
     assert (a.pairs[0].kappa, a.pairs[0].agreement, a.fleiss_kappa) == (None, 1.0, None)
     assert "Cohen's kappa n/a, agree 100.0% of 5" in render_agreement(a)
-    one = agreement({"r1": {"j": True}, "r2": {"j": None}})
+    one = agreement({"r1": {"j": Y}, "r2": {"j": None}})
     assert (one.pairs, one.fleiss_kappa, one.disagreements) == ([], None, [])
     assert one.per_judge[0].pass_rate == 1.0
     render_agreement(one)
@@ -131,6 +132,31 @@ def test_degenerate() -> None:
     none_judged = agreement({"r1": {"j1": None, "j2": None}})
     assert none_judged.per_judge[0].pass_rate is None
     assert (none_judged.pairs[0].n, none_judged.pairs[0].agreement) == (0, None)
+
+
+def test_cannot_tell_is_a_verdict_of_its_own() -> None:
+    verdicts = {
+        "r1": {"a": Y, "b": Y},
+        "r2": {"a": CT, "b": CT},
+        "r3": {"a": CT, "b": NO},
+        "r4": {"a": NO, "b": NO},
+        "r5": {"a": None, "b": CT},  # a judge error is still no verdict
+    }
+    a = agreement(verdicts)
+    (pair,) = a.pairs
+    # over r1..r4, three categories: po 3/4; a = (Y, CT, CT, NO), b = (Y, CT, NO, NO):
+    # pe = 1/4*1/4 + 2/4*1/4 + 1/4*2/4 = 5/16
+    assert pair.n == 4 and pair.kappa == pytest.approx((3 / 4 - 5 / 16) / (1 - 5 / 16))
+    ja, jb = a.per_judge
+    assert (ja.n_judged, ja.n_cannot_tell, ja.n_uncertain, ja.n_pass) == (4, 2, 1, 1)
+    assert jb.pass_rate == pytest.approx(1 / 5)  # cannot_tell is judged, never a pass
+    assert [d.run for d in a.disagreements] == ["r3"]
+    assert "a 25.0%" not in render_agreement(a) and "2 cannot tell, 1 errors" in render_agreement(a)
+
+
+def test_an_earlier_summary_s_boolean_verdicts_still_read() -> None:
+    d = Disagreement.model_validate({"run": "r", "verdicts": {"a": True, "b": False, "c": None}})
+    assert d.verdicts == {"a": Y, "b": NO, "c": None}
 
 
 def test_frozen_and_json() -> None:

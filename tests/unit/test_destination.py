@@ -89,12 +89,7 @@ def _destinations(
 
 
 def _place(dest: Destinations, a: Addressing) -> Placement:
-    placed = dest.place(a)
-    if isinstance(placed, set):  # hosts to look up first
-        asyncio.run(dest.resolver.resolve(placed))
-        placed = dest.place(a)
-    assert isinstance(placed, Placement)
-    return placed
+    return asyncio.run(dest.settle(a))
 
 
 def _a(dest: tuple[str, int], *names: tuple[str, int | None, str], scheme: str = "http"):
@@ -141,6 +136,19 @@ def test_names_must_lead_where_the_request_goes(addressing: Addressing, refused:
     place = _place(_destinations(allow=LOOPBACK), addressing)
     assert place.refused == refused
     assert place.route is None
+
+
+def test_a_request_waits_for_lookups_only_until_its_names_are_decided() -> None:
+    dest = _destinations(allow=LOOPBACK)
+    a = _a(("127.0.0.1", 8080), ("localhost", 8080, "Host"), ("127.0.0.1", 8080, "target"))
+    assert dest.place(a) is None  # the Host must be looked up before a decision
+    assert asyncio.run(dest.settle(a)).refused is None
+    placed = dest.place(a)  # decided: the next request on these names goes at once
+    assert placed is not None and placed.refused is None
+    routed = _destinations({"shop.test": SHOP_ROUTE})
+    assert routed.place(_a(("shop.test", 443), ("shop.test", 443, "target"))) is not None
+    nameless = dest.place(_a(("127.0.0.1", 80)))
+    assert nameless is not None and nameless.refused is not None
 
 
 def test_private_destinations_are_refused_unless_allowed() -> None:

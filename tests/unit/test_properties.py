@@ -284,14 +284,14 @@ def _every_pair_rebuilt(url: str) -> str:
 
 @SETTINGS
 @given(query=queries)
-def test_redact_url_replaces_secret_pairs_and_returns_a_clean_url_itself(query: str) -> None:
+def test_redact_url_replaces_secret_pairs_and_nothing_else(query: str) -> None:
     url = f"http://shop.test/p?{query}"
     secret = any(
         eq and is_secret_key(unquote_plus(key))
         for key, eq, _ in (p.partition("=") for p in query.partition("#")[0].split("&"))
     )
     assert redact_url(url) == _every_pair_rebuilt(url)
-    assert (redact_url(url) is url) is not secret
+    assert (redact_url(url) == url) is not secret
 
 
 @SETTINGS

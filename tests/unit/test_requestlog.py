@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,17 @@ from proxy_addon.addon.requestlog import (
 )
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import MatchResult
-from proxy_addon.records.interception import RequestLogEntry
+from proxy_addon.records.jsonfile import RecordError
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    ModelCallLine,
+    RequestLog,
+    RequestLogEntry,
+    RequestLogWriter,
+    dump_line,
+    parse_line,
+    read_request_log,
+)
 
 
 def _strict_loads(raw: bytes | str) -> Any:
@@ -57,7 +68,7 @@ def test_a_log_line_is_strict_json_for_lone_surrogates_and_nan() -> None:
         timestamp=1.0,
         mode="regular",
     )
-    entry = RequestLogEntry.model_validate(_strict_loads(line))
+    entry = parse_line(_strict_loads(dump_line(line)))
     assert entry.body == {
         "text": "trip \ud83d",
         "n": "NaN",
@@ -86,3 +97,41 @@ def test_a_huge_header_cannot_make_a_huge_log_line() -> None:
     assert seen.headers["[clawbench]"] == f"{201 - HEADERS_CAP} more header fields not recorded"
     small = see_request("https://shop.example/api", "POST", [(b"A", b"1")], "HTTP/1.1", 0)
     assert small.headers == {"A": "1"}
+
+
+def _entry(url: str = "https://shop.test/a", **fields: Any) -> RequestLogEntry:
+    return RequestLogEntry(
+        timestamp=1.0, url=url, method="GET", headers={}, http_version="1.1", **fields
+    )
+
+
+def test_the_writer_and_the_reader_agree_on_every_line_shape(tmp_path: Path) -> None:
+    writer = RequestLogWriter()
+    with pytest.raises(OSError, match="not open"):
+        writer.append(_entry())  # a line that cannot be written raises, never vanishes
+    writer.open(tmp_path)
+    call = ModelCallLine(
+        timestamp=2.0, url="https://m.test/v1", host="m.test", path="/v1", method="POST",
+        status=200, request_size=1, response_size=2, duration_s=0.1, first_byte_s=0.05,
+        streamed=False, model="m", usage=None,
+    )  # fmt: skip
+    lines = [_entry(), call, _entry(refused="it names no host", body={"t": "\ud83d"})]
+    for line in lines:
+        writer.append(line)
+    writer.close()
+    raw = (tmp_path / REQUESTS_FILE).read_bytes().splitlines()
+    assert b"refused" not in raw[0] and b'"refused":"it names no host"' in raw[2]  # only when set
+    assert read_request_log(tmp_path / REQUESTS_FILE) == lines
+
+
+def test_the_reader_skips_and_counts_lines_that_are_not_ours(tmp_path: Path) -> None:
+    path = tmp_path / REQUESTS_FILE
+    reference = {"timestamp": 1.0, "url": "https://a.test/", "method": "GET", "headers": {},
+                 "body": None, "query_params": {}, "resource_type": "Document"}  # fmt: skip
+    path.write_bytes(dump_line(_entry()) + json.dumps(reference).encode() + b'\n{"url": "cu')
+    log = RequestLog(path)
+    assert list(log) == [_entry()]
+    assert log.unread == 2 and "line 2" in log.problems[0] and "line 3" in log.problems[1]
+    with pytest.raises(RecordError, match=f"{REQUESTS_FILE}: line 2: http_version"):
+        read_request_log(path)
+    assert read_request_log(tmp_path / "none.jsonl") == []

@@ -14,6 +14,7 @@ import scorer.stats as stats_module
 from scorer.stats import (
     Z95,
     cohen_kappa,
+    cohen_kappa_interval,
     fleiss_kappa,
     kendall_tau_b,
     mcnemar_exact,
@@ -26,6 +27,7 @@ def test_exports() -> None:
     assert sorted(stats_module.__all__) == [
         "Z95",
         "cohen_kappa",
+        "cohen_kappa_interval",
         "fleiss_kappa",
         "kendall_tau_b",
         "mcnemar_exact",
@@ -319,3 +321,48 @@ def test_kendall_tau_b_undefined() -> None:
     assert kendall_tau_b([0.3, 0.3, 0.3], [0.1, 0.2, 0.3]) is None  # all tied
     with pytest.raises(ValueError, match="differ in length"):
         kendall_tau_b([1.0], [1.0, 2.0])
+
+
+# --- Cohen's kappa with its interval -----------------------------------------------------------
+
+
+def _raters(table: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Two raters' labels from a contingency table (rows: the first rater)."""
+    a: list[int] = []
+    b: list[int] = []
+    for i, row in enumerate(table):
+        for j, count in enumerate(row):
+            a += [i] * count
+            b += [j] * count
+    return a, b
+
+
+@pytest.mark.parametrize(
+    ("table", "kappa", "se"),
+    [
+        # the SE statsmodels 0.15.0's cohens_kappa(table).std_kappa reports (Fleiss, Cohen and
+        # Everitt 1969), computed outside this project
+        ([[20, 5], [10, 15]], 0.4, 0.12699606293110033),
+        ([[75, 1, 4], [5, 4, 1], [0, 0, 10]], 0.676470588235294, 0.08770295347521254),
+        (
+            [[40, 3, 2, 0], [4, 30, 5, 1], [1, 6, 20, 2], [0, 0, 3, 10]],
+            0.701955671447197,
+            0.05047183925575937,
+        ),
+    ],
+)
+def test_kappa_interval_is_the_large_sample_one(
+    table: list[list[int]], kappa: float, se: float
+) -> None:
+    got = cohen_kappa_interval(*_raters(table))
+    assert got is not None
+    assert got == pytest.approx((kappa, kappa - Z95 * se, kappa + Z95 * se), abs=1e-12)
+
+
+def test_kappa_interval_edges() -> None:
+    assert cohen_kappa_interval([1, 1, 1], [1, 1, 1]) is None  # kappa undefined
+    perfect = cohen_kappa_interval([0, 1, 0, 1], [0, 1, 0, 1])
+    assert perfect == (1.0, 1.0, 1.0)  # no disagreement: the variance is 0
+    # a label only one rater used (the judge's "error") never agrees and widens nothing odd
+    got = cohen_kappa_interval([0, 0, 1, 1, 2, 2], [0, "e", 1, 1, 2, 2])
+    assert got is not None and -1 <= got[1] <= got[0] <= got[2] <= 1

@@ -1,0 +1,163 @@
+"""data/requests.jsonl: its line models, its one writer and its one reader (docs/formats.md).
+
+The addon appends one line per request the agent sent (RequestLogEntry; a WebSocket message is
+one too) and one per model call (ModelCallLine). Every line goes through RequestLogWriter and
+is read back through RequestLog, which turns each into its model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
+
+from proxy_addon.records.atomic import finite_floats
+from proxy_addon.records.jsonfile import RecordError, first_error
+from proxy_addon.records.usage import ModelCallLine
+
+REQUESTS_FILE = "requests.jsonl"
+"""Its name in the run's data dir."""
+
+_UNSET = Field(default=None, exclude_if=lambda v: v is None)
+"""A key written only when it has a value."""
+
+
+class RequestLogEntry(BaseModel):
+    """One request the agent sent, as the proxy saw it (or one WebSocket message it sent)."""
+
+    # NaN and ±Infinity from a body are written as the strings "NaN", "Infinity", "-Infinity".
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+
+    timestamp: float
+    url: str
+    method: str
+    headers: dict[str, str]
+    body: Any = None
+    query_params: dict[str, Any] = Field(default_factory=dict)
+    http_version: str
+    content_type: str | None = None
+    body_size: int = 0
+    matched: bool = False
+    blocked: bool = False
+    near_miss: list[str] | None = None
+    websocket: bool = False
+    mode: str | None = None
+    equivalence: str | None = _UNSET
+    """How servers route it to the commit although the exact rule misses it."""
+    websocket_message: Literal["text", "binary"] | None = _UNSET
+    """Set on a line of its own for each message a client sent on the WebSocket this url opened
+    (body: the message, redacted and capped as a body)."""
+    refused: str | None = _UNSET
+    """Why the proxy refused to forward it (names and destination disagree, no host, a private
+    destination); a refused request is never forwarded nor credited."""
+
+
+LogLine = RequestLogEntry | ModelCallLine
+"""A line of requests.jsonl, told apart by `model_call`."""
+
+
+def parse_line(data: Any) -> LogLine:
+    """One line's JSON value as its model; ValidationError when it is none of them."""
+    if isinstance(data, dict) and data.get("model_call") is True:
+        return ModelCallLine.model_validate(data)
+    return RequestLogEntry.model_validate(data)
+
+
+def dump_line(line: LogLine) -> bytes:
+    """A line as written: compact JSON, newline-terminated, strict (no NaN)."""
+    try:
+        return line.model_dump_json().encode() + b"\n"
+    except PydanticSerializationError:
+        # A lone surrogate (a JSON body's "\ud83d") has no UTF-8 form: written as its escape.
+        data = finite_floats(line.model_dump())
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+        return text.encode("ascii") + b"\n"
+
+
+class RequestLogWriter:
+    """The one writer of requests.jsonl: lines appended unbuffered, each in one write(2), so
+    a line that cannot be written raises before the request it describes goes on."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self._fd: int | None = None
+
+    def open(self, data: Path) -> None:
+        """Append to data/requests.jsonl from now on (OSError if it cannot be opened)."""
+        path = data / REQUESTS_FILE
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.close()
+        self.path, self._fd = path, fd
+
+    def append(self, line: LogLine) -> None:
+        """One line; OSError when it cannot be written (or the log is not open)."""
+        if self._fd is None:
+            raise OSError(f"clawbench: {self.path or REQUESTS_FILE} is not open")
+        os.write(self._fd, dump_line(line))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class RequestLog:
+    """The one reader of requests.jsonl: iterating yields each line as its model, in order.
+
+    Lines that are none of ours (the reference's shape, a line cut by a killed proxy) are
+    skipped and counted in `unread`, the first few described in `problems`. A missing file
+    raises FileNotFoundError when iterated.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.unread = 0
+        self.problems: list[str] = []
+
+    def __iter__(self) -> Iterator[LogLine]:
+        self.unread, self.problems = 0, []
+        with self.path.open("rb") as lines:
+            for number, raw in enumerate(lines, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    # json.loads, not pydantic's JSON parser: that one refuses a lone surrogate.
+                    yield parse_line(json.loads(raw))
+                except ValueError as e:
+                    self.unread += 1
+                    if len(self.problems) < 5:
+                        why = first_error(e) if isinstance(e, ValidationError) else str(e)
+                        self.problems.append(f"{self.path}: line {number}: {why}")
+
+
+def read_request_log(path: str | os.PathLike[str]) -> list[LogLine]:
+    """Every line of requests.jsonl as its model ([] when there is none); RecordError naming
+    the file and line when one is not ours."""
+    log = RequestLog(path)
+    try:
+        lines = list(log)
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise RecordError(f"{path}: unreadable: {e}") from e
+    if log.unread:
+        raise RecordError(log.problems[0])
+    return lines
+
+
+__all__ = [
+    "REQUESTS_FILE",
+    "LogLine",
+    "ModelCallLine",
+    "RequestLog",
+    "RequestLogEntry",
+    "RequestLogWriter",
+    "dump_line",
+    "parse_line",
+    "read_request_log",
+]
