@@ -44,7 +44,8 @@ class LiveScoring:
         self._thread = threading.Thread(target=self._loop.run_forever, name="live-judge")
         self._thread.start()
         self.problems: list[str] = []
-        self._schedulers = self._call(self._open()).result()
+        self.schedulers = self._call(self._open()).result()
+        """One per judge, for every run of the batch."""
 
     def _call[T](self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
@@ -82,7 +83,7 @@ class LiveScoring:
 
     async def _judge(self, job: JudgeJob) -> None:
         try:
-            result = await self._schedulers[job.judge].judge(job)
+            result = await self.schedulers[job.judge].judge(job)
         except JudgeFatal as e:
             self.fatal = str(e)
             for task in self._tasks:
@@ -96,7 +97,7 @@ class LiveScoring:
                 for task in self._tasks:
                     task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        for scheduler in self._schedulers.values():
+        for scheduler in self.schedulers.values():
             await scheduler.client.close()
 
     def close(self, *, cancel: bool = False) -> None:
