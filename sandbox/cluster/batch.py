@@ -46,10 +46,29 @@ class RayOptions:
     return_limit: int = RETURN_LIMIT
 
 
+def _check_address(address: str) -> None:
+    """A quick look that something listens at HEAD:PORT (Ray itself would retry for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if address.startswith("ray://") or not sep or not port.isdigit():
+        raise ClusterError(
+            f"--ray-address {address}: give the head's HEAD:PORT (its GCS, 6379 by default); "
+            "Ray Client (ray://) is not supported, run the driver on a node of the cluster"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as e:
+        raise ClusterError(
+            f"--ray-address {address}: nothing answers there ({e}); is `ray start --head` "
+            "running on it, and its port open to this machine?"
+        ) from e
+
+
 def _connect(address: str | None) -> str | None:
     """Join the cluster as its driver; the dashboard's URL when it has one."""
     import ray
 
+    if address is not None:
+        _check_address(address)
     try:
         context = ray.init(address=address or "auto", logging_level="WARNING", log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as e:
