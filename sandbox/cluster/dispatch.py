@@ -233,7 +233,7 @@ class Dispatcher:
         if flight.ticket is not None and self.setup.handoff is not None:
             self.setup.handoff.revoke(flight.ticket)
         seconds = time.monotonic() - flight.started
-        node = NodeInfo(flight.node.hostname, flight.node.id)
+        node = NodeInfo(hostname=flight.node.hostname, ray_node_id=flight.node.id)
         try:
             landed: Landed = ray.get(ref)
         except ray.exceptions.TaskCancelledError:
@@ -325,7 +325,7 @@ class Dispatcher:
             ray.cancel(ref, force=True)
             self.flights.pop(ref)
             flight.node.running -= 1
-            node = NodeInfo(flight.node.hostname, flight.node.id)
+            node = NodeInfo(hostname=flight.node.hostname, ray_node_id=flight.node.id)
             self._record(flight.index, "interrupted: the batch was stopped", node, 0)
 
     def _sweep_nodes(self) -> None:

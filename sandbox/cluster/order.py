@@ -12,7 +12,10 @@ import socket
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from pydantic import BaseModel, ConfigDict
+
 from proxy_addon.records.layout import case_name
+from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.tasks.model import TaskError, load_task, task_path
 from sandbox.cluster.handoff import Ticket
 from sandbox.host.executor import RunRequest
@@ -52,9 +55,11 @@ class TaskFiles:
         return task_dir
 
 
-@dataclass(frozen=True)
-class NodeInfo:
-    """Which node ran a run: run-meta.json's sandbox.node."""
+class NodeInfo(BaseModel):
+    """Which node ran a run: run-meta.json's `sandbox.node` (written by the pipeline with the
+    executor's sandbox block, read back by `of_run`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     hostname: str
     ray_node_id: str
@@ -63,10 +68,19 @@ class NodeInfo:
     def here(cls) -> NodeInfo:
         import ray
 
-        return cls(socket.gethostname(), ray.get_runtime_context().get_node_id())
+        return cls(
+            hostname=socket.gethostname(), ray_node_id=ray.get_runtime_context().get_node_id()
+        )
+
+    @classmethod
+    def of_run(cls, meta: RunMeta) -> NodeInfo | None:
+        """The node a run's run-meta.json names; None for a run that did not go through Ray."""
+        sandbox = (meta.model_extra or {}).get("sandbox")
+        node = sandbox.get("node") if isinstance(sandbox, dict) else None
+        return None if node is None else cls.model_validate(node)
 
     def record(self) -> dict[str, str]:
-        return {"hostname": self.hostname, "ray_node_id": self.ray_node_id}
+        return self.model_dump()
 
     @property
     def label(self) -> str:

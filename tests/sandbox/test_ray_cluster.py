@@ -29,6 +29,7 @@ import pytest
 
 from proxy_addon.records.runmeta import read_run_meta
 from sandbox.cli import main as sandbox_main
+from sandbox.cluster.order import NodeInfo
 from sandbox.container.contract import INSTRUCTION_FILE
 from sandbox.host.docker_api import BATCH_LABEL
 from sandbox.scripted_models.judge import start_judge_server, verdict
@@ -44,6 +45,7 @@ NODE_LABEL = "io.clawbench.ray-node"
 # exits 127 before any request. A task whose instruction says
 # "Slowly" makes it wait $SLOW seconds first.
 AGENT = f"""printf %s "$CB_KEY" | sha256sum
+ls /my-info 2>/dev/null
 i=$(cat {INSTRUCTION_FILE})
 case "$i" in Slowly*) sleep "$SLOW" ;; esac
 case "$i" in
@@ -158,6 +160,16 @@ def _runs(batch: Path) -> dict[str, list[Path]]:
     return found
 
 
+def _node_id(meta: Any) -> str:
+    node = NodeInfo.of_run(meta)
+    assert node is not None, "no sandbox.node in run-meta.json"
+    return node.ray_node_id
+
+
+def _node_of(run: Path) -> str:
+    return _node_id(read_run_meta(run / "run-meta.json"))
+
+
 def _interception(run: Path) -> dict[str, Any]:
     view = json.loads((run / "data" / "interception.json").read_text())
     view.pop("intercepted_at", None)
@@ -238,13 +250,10 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
         "e-gives-up": "model_not_intercepted",
         "f-cannot-start": "model_not_intercepted",  # the shell started: the agent's exit
     }
-    nodes = {
-        read_run_meta(run / "run-meta.json").model_extra["sandbox"]["node"]["ray_node_id"]
-        for (run,) in ray_runs.values()
-    }
+    nodes = {_node_of(run) for (run,) in ray_runs.values()}
     assert nodes == {n.node_id for n in ray_cluster.nodes}  # both nodes ran some
-    extra = (ray_runs["a-checkout"][0] / "data" / "shopping-list.txt").exists()
-    assert not extra  # /my-info/ files go to the container, not the run directory
+    # the task's extra_info travelled with it: the agent on the node listed its /my-info/
+    assert "shopping-list.txt" in (ray_runs["a-checkout"][0] / "data" / "agent.log").read_text()
 
     summaries = [json.loads((b / "batch-summary.json").read_text()) for b in (local, remote)]
     statuses = [{j["case"]: j["status"] for j in s["jobs"]} for s in summaries]
@@ -290,11 +299,11 @@ def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
     first, again = runs[lost[0]]
     meta = read_run_meta(first / "run-meta.json")
     assert (meta.result_category, meta.stop_reason) == ("infra_failure", "node_lost")
-    assert meta.model_extra["sandbox"]["node"]["ray_node_id"] == victim.node_id
+    assert _node_id(meta) == victim.node_id
     assert "re-run on another node" in meta.model_extra["failure_reason"]
     rerun = read_run_meta(again / "run-meta.json")
     assert rerun.result_category == "intercepted"
-    assert rerun.model_extra["sandbox"]["node"]["ray_node_id"] != victim.node_id
+    assert _node_id(rerun) != victim.node_id
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []  # the lost node's too (one engine here)
@@ -469,11 +478,11 @@ def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
     for dirs in runs.values():
         *earlier, last = (read_run_meta(d / "run-meta.json") for d in dirs)
         assert last.result_category == "intercepted"
-        assert last.model_extra["sandbox"]["node"]["ray_node_id"] != broken.node_id
+        assert _node_id(last) != broken.node_id
         for meta in earlier:  # each failure on the broken node, re-run once elsewhere
             assert meta.result_category == "infra_failure" and len(dirs) == 2
             assert "cannot create containers" in meta.model_extra["failure_reason"]
-            assert meta.model_extra["sandbox"]["node"]["ray_node_id"] == broken.node_id
+            assert _node_id(meta) == broken.node_id
             failed += 1
     assert failed == engine.refused
     summary = json.loads((batch / "batch-summary.json").read_text())
