@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from docker.errors import DockerException
+
 from proxy_addon.records.outcome import Ending
 from proxy_addon.records.runmeta import safe_model
 from sandbox.cluster.handoff import HandoffError, receive
@@ -25,6 +27,11 @@ from sandbox.cluster.transfer import pack, trim
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import DockerExecutor, RunRequest
 from sandbox.runs.pipeline import PreparedRun, SetupFailure, run_one
+
+NODE_LABEL = "io.clawbench.ray-node"
+"""On the container of a Ray run: the Ray node id of the node that started it."""
+DRIVER_LABEL = "io.clawbench.ray-driver"
+"""On the container of a Ray run: a token of the driver process that sent it."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +68,6 @@ def _chunks(refs: list[Any] | None) -> Iterator[bytes] | None:
     return (ray.get(ref) for ref in refs)
 
 
-NODE_LABEL = "io.clawbench.ray-node"
-"""On the container of a Ray run: the Ray node id of the node that started it."""
-
-
 class NodeExecutor:
     """The DockerExecutor on this node, after the node's own checks; trims what returns."""
 
@@ -82,7 +85,7 @@ class NodeExecutor:
             req = self.docker.req
             ensure_image(client, req.image, order.image_id, _chunks(self.image), where=self.where)
             env = receive(order.ticket) if order.ticket is not None else {}
-        except (engine.EngineError, ImageRefused, HandoffError) as e:
+        except (engine.EngineError, ImageRefused, HandoffError, DockerException) as e:
             raise SetupFailure(f"node {self.where}: {e}") from e
         if sorted(env) != list(order.env_names):
             raise SetupFailure(f"node {self.where}: the driver sent values for other --env names")
@@ -127,10 +130,6 @@ def run_order(order: RunOrder, image: list[Any] | None) -> Landed:
         shutil.rmtree(root, ignore_errors=True)
 
 
-DRIVER_LABEL = "io.clawbench.ray-driver"
-"""On the container of a Ray run: a token of the driver process that sent it."""
-
-
 def prepare_node(
     image: str, want: str, saved: list[Any] | None, batch: str, driver: str
 ) -> NodeReport:
@@ -144,7 +143,7 @@ def prepare_node(
         if saved is None and not has_registry(image) and local_id(client, image) is None:
             return NodeReport(node, False, "missing", f"image {image} is not on this node")
         how = ensure_image(client, image, want, _chunks(saved), where=node.label)
-    except (engine.EngineError, ImageRefused) as e:
+    except (engine.EngineError, ImageRefused, DockerException) as e:
         return NodeReport(node, False, "refused", str(e))
     return NodeReport(node, True, how)
 

@@ -401,7 +401,7 @@ def _tiny_image(client: Any, tag: str, content: bytes) -> str:
     return client.images.get(tag).id
 
 
-def test_a_node_gets_the_drivers_image_through_ray_and_refuses_another(
+def test_a_node_gets_the_drivers_image_through_ray_or_its_registry_and_refuses_another(
     ray_cluster, docker_client
 ) -> None:
     import ray
@@ -409,38 +409,48 @@ def test_a_node_gets_the_drivers_image_through_ray_and_refuses_another(
 
     from sandbox.cluster.images import save_chunks
     from sandbox.cluster.node import prepare_node
+    from tests.support.registry import SavedImageRegistry
 
-    tag = f"clawbench-raytest:{secrets.token_hex(4)}"
+    name, version = "clawbench-raytest", secrets.token_hex(4)
+    tag = f"{name}:{version}"
     want = _tiny_image(docker_client, tag, b"the driver's image")
+    chunks = list(save_chunks(docker_client, tag))
+    registry = SavedImageRegistry(b"".join(chunks), name, version)
     ray.init(address=ray_cluster.address, logging_level="WARNING", log_to_driver=False)
     try:
-        saved = [ray.put(chunk) for chunk in save_chunks(docker_client, tag)]
+        saved = [ray.put(chunk) for chunk in chunks]
         docker_client.images.remove(tag)  # the node (this engine) no longer has it
         on = NodeAffinitySchedulingStrategy(ray_cluster.nodes[-1].node_id, soft=False)
         prepare = ray.remote(num_cpus=0, max_retries=0)(prepare_node).options(
             scheduling_strategy=on
         )
 
-        def ask(chunks: Any) -> Any:
-            return ray.get(prepare.remote(tag, want, chunks, "no-batch", "no-driver"), timeout=120)
+        def ask(image: str, saved: Any) -> Any:
+            return ray.get(prepare.remote(image, want, saved, "no-batch", "no-driver"), timeout=120)
 
-        missing = ask(None)
+        missing = ask(tag, None)
         assert (missing.ready, missing.how) == (False, "missing")
-        loaded = ask(saved)
+        loaded = ask(tag, saved)  # through the object store
         assert (loaded.ready, loaded.how) == (True, "loaded")
         assert docker_client.images.get(tag).id == want
-        assert ask(None).how == "present"
+        assert ask(tag, None).how == "present"
+
+        docker_client.images.remove(want, force=True)
+        pulled = ask(registry.image, None)  # a registry in the name: pulled, the same ID
+        assert (pulled.ready, pulled.how) == (True, "pulled") and registry.pulls >= 1
+        assert docker_client.images.get(registry.image).id == want
+
         other = _tiny_image(docker_client, tag, b"an image of the same name")
-        refused = ask(saved)
+        refused = ask(tag, saved)
         assert (refused.ready, refused.how) == (False, "refused")
         assert want in refused.detail and other in refused.detail
         assert refused.node.ray_node_id == ray_cluster.nodes[-1].node_id
     finally:
         ray.shutdown()
-        with contextlib.suppress(docker.errors.ImageNotFound):
-            docker_client.images.remove(tag, force=True)
-        with contextlib.suppress(docker.errors.ImageNotFound):
-            docker_client.images.remove(want, force=True)
+        registry.close()
+        for image in (tag, registry.image, want):
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_client.images.remove(image, force=True)
 
 
 def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
