@@ -125,8 +125,9 @@ def overhead(image: str, network: str, pairs: int, work: Path) -> dict[str, Any]
     """Seconds per run, one at a time: local through the pipeline, then through Ray."""
     import ray
 
-    from sandbox.cluster.dispatch import Dispatcher, Result, Setup
+    from sandbox.cluster.dispatch import Dispatcher, Setup
     from sandbox.cluster.nodes import Demand, Nodes
+    from sandbox.cluster.returns import Result
     from sandbox.cluster.transfer import RETURN_LIMIT
 
     client = docker.from_env()

@@ -23,11 +23,12 @@ import docker
 from proxy_addon.records.batchsummary import BatchJob
 from proxy_addon.records.layout import case_name
 from proxy_addon.records.outcome import Category, is_infra_category
-from sandbox.cluster.dispatch import Dispatcher, Result, Setup
+from sandbox.cluster.dispatch import Dispatcher, Setup
 from sandbox.cluster.handoff import EnvHandoff
 from sandbox.cluster.images import save_chunks
 from sandbox.cluster.node import DRIVER_LABEL
 from sandbox.cluster.nodes import RESOURCE, Demand, Nodes
+from sandbox.cluster.returns import Result
 from sandbox.cluster.transfer import RETURN_LIMIT
 from sandbox.host import docker_api as engine
 from sandbox.host.batch import BatchOptions, BatchPlan, Executed, run_batch

@@ -11,8 +11,6 @@ node is swept for the batch's containers.
 
 from __future__ import annotations
 
-import secrets
-import shutil
 import time
 from collections import deque
 from collections.abc import Callable
@@ -25,14 +23,13 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from proxy_addon.records.layout import case_name
-from proxy_addon.records.outcome import Ending, StopReason, is_infra_category
+from proxy_addon.records.outcome import StopReason, is_infra_category
 from sandbox.cluster.handoff import EnvHandoff, Ticket
-from sandbox.cluster.missing import record_missing
-from sandbox.cluster.node import Landed, NodeReport, prepare_node, run_order, sweep_node
+from sandbox.cluster.node import NodeReport, prepare_node, run_order, sweep_node
 from sandbox.cluster.nodes import RESOURCE, Node, Nodes, NodeState
 from sandbox.cluster.order import NodeInfo, RunOrder, TaskFiles
 from sandbox.cluster.progress import Progress
-from sandbox.cluster.transfer import TransferRefused, place, unpack
+from sandbox.cluster.returns import Result, Returns
 from sandbox.host.executor import RunRequest
 from sandbox.runs.batch import say
 
@@ -62,17 +59,6 @@ class Setup:
 
 
 @dataclass
-class Result:
-    """One run as the batch records it."""
-
-    index: int
-    run_dir: Path
-    ending: Ending
-    duration_s: float
-    node: NodeInfo | None
-
-
-@dataclass
 class _Flight:
     index: int
     attempt: int
@@ -91,6 +77,7 @@ class Dispatcher:
         self.todo = todo
         self.nodes = nodes
         self.on_result = on_result
+        self.returns = Returns(setup.template, setup.batch_dir, setup.return_limit, todo)
         self.queue: deque[tuple[int, int]] = deque((i, 1) for i in todo)
         self.avoid: dict[int, set[str]] = {}
         self.rerun: set[int] = set()
@@ -171,6 +158,7 @@ class Dispatcher:
     def _submit(self, index: int, attempt: int, node: Node) -> None:
         s, case_dir = self.setup, self.todo[index]
         req = replace(s.template, task_dir=case_dir)
+        self.progress.start()
         try:
             task = TaskFiles.read(case_dir)
         except OSError as e:
@@ -191,7 +179,6 @@ class Dispatcher:
         ).remote(order, self.saved)
         node.running += 1
         self.flights[ref] = _Flight(index, attempt, node, ticket)
-        self.progress.start()
         say(f"START {case_name(case_dir)} on {node.label}")
 
     def _wait(self) -> None:
@@ -234,41 +221,19 @@ class Dispatcher:
             self.setup.handoff.revoke(flight.ticket)
         seconds = time.monotonic() - flight.started
         node = NodeInfo(hostname=flight.node.hostname, ray_node_id=flight.node.id)
-        try:
-            landed: Landed = ray.get(ref)
-        except ray.exceptions.TaskCancelledError:
-            self._record(flight.index, "interrupted: the batch was stopped", node, seconds)
-        except ray.exceptions.RayTaskError as e:
-            why = f"runner: node {node.label}: {type(e.cause).__name__}: {e.cause}"
-            self._count(flight, self._record(flight.index, why, node, seconds))
-        except ray.exceptions.RayError as e:
-            self._lost(flight, node, e, seconds)
-        else:
-            self._place(flight, landed, seconds)
+        result = self.returns.settle(
+            ref, flight.index, node, seconds, lambda e: self._lost(flight, e)
+        )
+        self._report(result)
+        if result.ending.stop_reason != StopReason.INTERRUPTED:
+            self._count(flight, result)
 
-    def _place(self, flight: _Flight, landed: Landed, seconds: float) -> None:
-        s = self.setup
-        incoming = s.batch_dir / f".incoming-{secrets.token_hex(6)}"
-        try:
-            run = unpack(landed.archive, incoming, landed.parent, s.return_limit)
-            run_dir = place(run, s.batch_dir / landed.parent)
-        except TransferRefused as e:
-            why = f"transfer: node {landed.node.label} sent a run directory refused here: {e}"
-            self._count(flight, self._record(flight.index, why, landed.node, seconds))
-            return
-        finally:
-            shutil.rmtree(incoming, ignore_errors=True)
-        result = Result(flight.index, run_dir, landed.ending, seconds, landed.node)
-        self._count(flight, self._report(result))
-
-    def _lost(self, flight: _Flight, node: NodeInfo, error: Exception, seconds: float) -> None:
+    def _lost(self, flight: _Flight, error: Exception) -> str:
+        """How a run's node or worker went away, and whether the run goes again."""
         self._refresh(force=True)
         gone = flight.node.state == NodeState.LOST
         what = "left the cluster" if gone else f"lost the run ({type(error).__name__})"
-        retry = flight.index not in self.rerun
-        again = "; re-run on another node" if retry else ""
-        result = self._record(flight.index, f"node_lost: node {node.label} {what}{again}", node, 0)
-        self._count(flight, result)
+        return what + ("" if flight.index in self.rerun else "; re-run on another node")
 
     def _count(self, flight: _Flight, result: Result) -> None:
         """The node's health after this run. An infra failure of the node's (anything but a task
@@ -290,12 +255,10 @@ class Dispatcher:
         self.queue.append((index, 2))
         self.progress.requeue()
 
-    def _record(self, index: int, reason: str, node: NodeInfo | None, seconds: float) -> Result:
-        s = self.setup
-        run_dir, ending = record_missing(s.template, self.todo[index], s.batch_dir, reason, node)
-        return self._report(Result(index, run_dir, ending, seconds, node))
+    def _record(self, index: int, reason: str, node: NodeInfo | None, seconds: float) -> None:
+        self._report(self.returns.record(index, reason, node, seconds))
 
-    def _report(self, result: Result) -> Result:
+    def _report(self, result: Result) -> None:
         ending = result.ending
         infra = is_infra_category(ending.category)
         self.progress.end(infra=infra, seconds=result.duration_s)
@@ -304,7 +267,6 @@ class Dispatcher:
         say(f"DONE  {case_name(self.todo[result.index])}{where}: {ending.category} ({why})")
         say(self.progress.line(min(self._cap(), max(1, self.nodes.capacity))))
         self.on_result(result)
-        return result
 
     # stopping and cleaning up
 
@@ -358,4 +320,4 @@ def _on(node: Node) -> NodeAffinitySchedulingStrategy:
     return NodeAffinitySchedulingStrategy(node_id=node.id, soft=False)
 
 
-__all__ = ["Dispatcher", "Result", "Setup"]
+__all__ = ["Dispatcher", "Setup"]
