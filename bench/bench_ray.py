@@ -43,6 +43,7 @@ import docker  # noqa: E402
 from sandbox.agents.request_script import load_script  # noqa: E402
 from sandbox.cli import main as sandbox_main  # noqa: E402
 from sandbox.host.executor import RunRequest, run_task  # noqa: E402
+from sandbox.host.limits import Limits  # noqa: E402
 from sandbox.host.payload import AgentChoice  # noqa: E402
 from tests.support.raycluster import start_cluster  # noqa: E402
 
@@ -131,6 +132,7 @@ def overhead(image: str, network: str, pairs: int, work: Path) -> dict[str, Any]
     from sandbox.cluster.transfer import RETURN_LIMIT
 
     client = docker.from_env()
+    limits = Limits(cpus=1, memory=1 << 30)  # as the throughput batches' --cpus 1 --memory 1g
     req = RunRequest(
         task_dir=TASK,
         agent=AgentChoice("scripted", script=tuple(load_script(work / "script.json"))),
@@ -138,6 +140,7 @@ def overhead(image: str, network: str, pairs: int, work: Path) -> dict[str, Any]
         image=image,
         network=network,
         stop_grace_s=2,
+        limits=limits,
     )
     local = []
     for _ in range(pairs):
@@ -164,7 +167,7 @@ def overhead(image: str, network: str, pairs: int, work: Path) -> dict[str, Any]
             ship_image=lambda: [],  # the node shares this engine: the image is there
         )
         todo = {i: TASK for i in range(pairs)}
-        Dispatcher(setup, todo, Nodes(Demand(1, 1 << 30)), results.append).run()
+        Dispatcher(setup, todo, Nodes(Demand(limits.cpus, limits.memory)), results.append).run()
     finally:
         ray.shutdown()
         cluster.shutdown()

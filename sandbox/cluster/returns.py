@@ -52,6 +52,9 @@ class Returns:
             landed: Landed = ray.get(ref)
         except ray.exceptions.TaskCancelledError:
             return self.record(index, "interrupted: the batch was stopped", node, seconds)
+        except ray.exceptions.TaskUnschedulableError as e:  # not a lost node: it never fit
+            why = f"runner: node {node.label} cannot hold the run: {e}"
+            return self.record(index, " ".join(why.split())[:500], node, seconds)
         except ray.exceptions.RayTaskError as e:
             why = f"runner: node {node.label}: {type(e.cause).__name__}: {e.cause}"
             return self.record(index, why, node, seconds)
