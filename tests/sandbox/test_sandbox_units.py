@@ -307,6 +307,12 @@ def _report(reason: str, code: int | None = 0, exec_error: str | None = None) ->
             "container_failed",
             "container_failed",
         ),
+        (  # --backend ray: the run's node went away; the reference's list has no such reason
+            {"intercepted": False, "stopped": None, "setup_failure": "node_lost: node x left"},
+            "infra_failure",
+            "node_lost",
+            "container_failed",
+        ),
     ],
 )
 def test_classify(kwargs, category, stop_reason, file_reason) -> None:
