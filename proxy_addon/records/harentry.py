@@ -2,8 +2,8 @@
 
 The request as recorded (headers, query and body redacted again: the proxy did, the reference's
 browser-side log did not), the response and timings where the proxy measured them (HAR's -1
-where it did not), and `_clawbench`: what the proxy did with it. A key of the wrong type is left
-out, never trusted.
+where it did not), and `_clawbench`: what the proxy did with it. Lines come typed from the one
+reader of requests.jsonl (proxy_addon.records.requestlog).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from proxy_addon.records.har import (
     Timings,
     TrafficAction,
 )
+from proxy_addon.records.requestlog import ModelCallLine, ReferenceLogLine, RequestLogEntry
 
 BODY_NOTE = "as the proxy recorded it: parsed, secrets redacted, cut at 64 K characters"
 BLOCKED_NOTE = "blocked by the proxy: it never reached the site"
@@ -40,24 +41,16 @@ def number(value: Any) -> float | None:
     return float(value) if ok and math.isfinite(value) else None
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _size(value: Any) -> int:
-    given = number(value)
-    return int(given) if given is not None and given >= 0 else UNKNOWN
-
-
 def started(timestamp: float) -> str:
     """HAR's startedDateTime: ISO 8601, UTC, milliseconds."""
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
 
 
-def _headers(headers: Any) -> list[NameValue]:
+Line = RequestLogEntry | ModelCallLine | ReferenceLogLine
+
+
+def _headers(headers: dict[str, Any]) -> list[NameValue]:
     """Recorded headers as HAR's list, secrets redacted (again: the reference's log is raw)."""
-    if not isinstance(headers, dict):
-        return []
     return _pairs(redact_headers((str(k), scalar(v)) for k, v in headers.items()))
 
 
@@ -79,15 +72,12 @@ def scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _content_type(line: dict[str, Any]) -> str:
-    given = _text(line.get("content_type"))
-    if given is not None:
-        return given
-    headers = line.get("headers")
-    if isinstance(headers, dict):  # the reference's lines carry no content_type of their own
-        for name, value in headers.items():
-            if str(name).lower() == "content-type":
-                return str(value)
+def _content_type(line: RequestLogEntry | ReferenceLogLine) -> str:
+    if isinstance(line, RequestLogEntry):
+        return line.content_type or ""
+    for name, value in line.headers.items():  # the reference's lines have no content_type
+        if name.lower() == "content-type":
+            return scalar(value)
     return ""
 
 
@@ -119,68 +109,68 @@ def post_data(body: Any, mime: str) -> PostData | None:
     return PostData(mimeType=mime, text=scalar(body), comment=BODY_NOTE)
 
 
-def _mark(line: dict[str, Any]) -> EntryMark:
-    """What the proxy did with the request of a line (its verdict keys; the reference's lines
-    carry none: forwarded)."""
-    refused = _text(line.get("refused"))
-    if line.get("model_call") is True:
-        action = TrafficAction.MODEL_CALL
-    elif refused:
+def _mark(line: Line) -> EntryMark:
+    """What the proxy did with the request of a line (the reference's lines have no verdict:
+    forwarded)."""
+    if isinstance(line, ModelCallLine):
+        usage = line.usage.model_dump() if line.usage else None
+        return EntryMark(
+            action=TrafficAction.MODEL_CALL, model=line.model, usage=usage, error=line.error
+        )
+    if isinstance(line, ReferenceLogLine):
+        return EntryMark(action=TrafficAction.FORWARDED)
+    action = TrafficAction.FORWARDED
+    if line.refused:
         action = TrafficAction.REFUSED
-    elif line.get("blocked") is True:
+    elif line.blocked:
         action = TrafficAction.BLOCKED
-    else:
-        action = TrafficAction.FORWARDED
-    near = line.get("near_miss")
-    usage = line.get("usage")
     return EntryMark(
         action=action,
-        matched=line.get("matched") is True,
-        near_miss=[str(r) for r in near] if isinstance(near, list) and near else None,
-        equivalence=_text(line.get("equivalence")),
-        refused=refused,
-        model=_text(line.get("model")),
-        usage={k: v for k, v in usage.items() if isinstance(v, int)}
-        if isinstance(usage, dict)
-        else None,
-        error=_text(line.get("error")),
+        matched=line.matched,
+        near_miss=line.near_miss or None,
+        equivalence=line.equivalence,
+        refused=line.refused,
     )
 
 
-def _model_call_exchange(line: dict[str, Any]) -> tuple[HarResponse, Timings]:
-    duration, first_byte = number(line.get("duration_s")), number(line.get("first_byte_s"))
+def _model_call_exchange(line: ModelCallLine) -> tuple[HarResponse, Timings]:
     timings = Timings()
-    if first_byte is not None:
-        timings.wait = round(first_byte * 1000, 3)
-        if duration is not None:
-            timings.receive = round(max(duration - first_byte, 0.0) * 1000, 3)
-    elif duration is not None:
-        timings.wait = round(duration * 1000, 3)
-    status = line.get("status")
-    size = _size(line.get("response_size"))
+    if line.first_byte_s is not None:
+        timings.wait = round(line.first_byte_s * 1000, 3)
+        if line.duration_s is not None:
+            timings.receive = round(max(line.duration_s - line.first_byte_s, 0.0) * 1000, 3)
+    elif line.duration_s is not None:
+        timings.wait = round(line.duration_s * 1000, 3)
     response = HarResponse(
-        status=status if isinstance(status, int) and not isinstance(status, bool) else 0,
-        bodySize=size,
-        content=Content(size=max(size, 0), comment="bytes on the wire; the body is not kept"),
+        status=line.status or 0,
+        bodySize=line.response_size,
+        content=Content(size=line.response_size, comment="bytes on the wire; the body is not kept"),
     )
     return response, timings
 
 
-def entry_of(line: dict[str, Any], timestamp: float) -> HarEntry:
-    """One requests.jsonl line (ours or the reference's) as a HAR entry."""
-    mark = _mark(line)
+def _request(line: Line) -> HarRequest:
+    if isinstance(line, ModelCallLine):  # no headers, no body, no query: only their sizes
+        return HarRequest(
+            method=line.method, url=line.url, httpVersion="", bodySize=line.request_size
+        )
     mime = _content_type(line)
-    request = HarRequest(
-        method=_text(line.get("method")) or "",
-        url=redact_url(_text(line.get("url")) or ""),
-        httpVersion=_text(line.get("http_version")) or "",
-        headers=_headers(line.get("headers")),
-        queryString=_pairs(redact_fields(line.get("query_params"))),
-        postData=post_data(redact_fields(line.get("body")), mime),
-        bodySize=_size(line.get("request_size", line.get("body_size"))),
+    return HarRequest(
+        method=line.method,
+        url=redact_url(line.url),
+        httpVersion=line.http_version if isinstance(line, RequestLogEntry) else "",
+        headers=_headers(line.headers),
+        queryString=_pairs(redact_fields(line.query_params)),
+        postData=post_data(redact_fields(line.body), mime),
+        bodySize=line.body_size if isinstance(line, RequestLogEntry) else UNKNOWN,
     )
+
+
+def entry_of(line: Line) -> HarEntry:
+    """One requests.jsonl line (ours, a model call, the reference's) as a HAR entry."""
+    mark = _mark(line)
     response, timings = HarResponse(), Timings()
-    if mark.action is TrafficAction.MODEL_CALL:
+    if isinstance(line, ModelCallLine):
         response, timings = _model_call_exchange(line)
     elif mark.action is TrafficAction.BLOCKED:
         response.comment = BLOCKED_NOTE
@@ -189,14 +179,14 @@ def entry_of(line: dict[str, Any], timestamp: float) -> HarEntry:
     else:
         response.comment = "not recorded by the proxy"
     return HarEntry(
-        startedDateTime=started(timestamp),
+        startedDateTime=started(line.timestamp),
         time=timings.total(),
-        request=request,
+        request=_request(line),
         response=response,
         timings=timings,
         _clawbench=mark,
     )
 
 
-__all__ = ["BLOCKED_NOTE", "BODY_NOTE", "REFUSED_NOTE", "entry_of", "number", "post_data",
-           "scalar", "started"]  # fmt: skip
+__all__ = ["BLOCKED_NOTE", "BODY_NOTE", "REFUSED_NOTE", "Line", "entry_of", "number",
+           "post_data", "scalar", "started"]  # fmt: skip

@@ -61,6 +61,21 @@ LogLine = RequestLogEntry | ModelCallLine
 """A line of requests.jsonl, told apart by `model_call`."""
 
 
+class ReferenceLogLine(BaseModel):
+    """A line of the reference's requests.jsonl (its browser's log, read for traffic.har): the
+    request as Chrome handed it over, raw (never redacted), no verdict of its own."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timestamp: float
+    url: str
+    method: str
+    headers: dict[str, Any] = Field(default_factory=dict)
+    body: Any = None
+    query_params: dict[str, Any] = Field(default_factory=dict)
+    resource_type: str
+
+
 def parse_line(data: Any) -> LogLine:
     """One line's JSON value as its model; ValidationError when it is none of them."""
     if isinstance(data, dict) and data.get("model_call") is True:
@@ -110,16 +125,25 @@ class RequestLog:
     """The one reader of requests.jsonl: iterating yields each line as its model, in order.
 
     Lines that are none of ours (the reference's shape, a line cut by a killed proxy) are
-    skipped and counted in `unread`, the first few described in `problems`. A missing file
+    skipped and counted in `unread`, the first few described in `problems`; with
+    `reference=True` the reference's lines are yielded as ReferenceLogLine instead (traffic.har
+    of a reference run). `last_size` is the bytes of the line last yielded. A missing file
     raises FileNotFoundError when iterated.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, reference: bool = False) -> None:
         self.path = Path(path)
+        self.reference = reference
         self.unread = 0
+        self.last_size = 0
         self.problems: list[str] = []
 
-    def __iter__(self) -> Iterator[LogLine]:
+    def _parse(self, data: Any) -> LogLine | ReferenceLogLine:
+        if self.reference and isinstance(data, dict) and "resource_type" in data:
+            return ReferenceLogLine.model_validate(data)
+        return parse_line(data)
+
+    def __iter__(self) -> Iterator[LogLine | ReferenceLogLine]:
         self.unread, self.problems = 0, []
         with self.path.open("rb") as lines:
             for number, raw in enumerate(lines, 1):
@@ -127,7 +151,9 @@ class RequestLog:
                     continue
                 try:
                     # json.loads, not pydantic's JSON parser: that one refuses a lone surrogate.
-                    yield parse_line(json.loads(raw))
+                    line = self._parse(json.loads(raw))
+                    self.last_size = len(raw)
+                    yield line
                 except ValueError as e:
                     self.unread += 1
                     if len(self.problems) < 5:
@@ -154,6 +180,7 @@ __all__ = [
     "REQUESTS_FILE",
     "LogLine",
     "ModelCallLine",
+    "ReferenceLogLine",
     "RequestLog",
     "RequestLogEntry",
     "RequestLogWriter",

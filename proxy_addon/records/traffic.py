@@ -6,17 +6,19 @@ recorded (redacted and capped by the proxy), the response where the proxy measur
 near-miss reasons. A WebSocket's client messages go on their opening request's entry
 (`_webSocketMessages`, as Chrome DevTools writes them). The reference's runs (requests logged by
 the browser, no verdict per line) get the same file: the request interception.json credits is
-marked blocked. Nothing here trusts the lines: a key of the wrong type is left out, and secrets
-are redacted again (the proxy did; the reference's browser-side log did not).
+marked blocked. The lines come typed from the one reader of requests.jsonl
+(records.requestlog.RequestLog, which also reads the reference's lines); a line it cannot read
+is counted, and secrets are redacted again (the proxy did; the reference's browser log did not).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.har import (
@@ -31,10 +33,15 @@ from proxy_addon.records.har import (
     entry_size,
     har_bytes,
 )
-from proxy_addon.records.harentry import BLOCKED_NOTE, entry_of, number, scalar
+from proxy_addon.records.harentry import BLOCKED_NOTE, Line, entry_of, number, scalar
 from proxy_addon.records.interception import InterceptionView, RecordError, read_interception
 from proxy_addon.records.provenance import provenance
-from proxy_addon.records.requestlog import REQUESTS_FILE
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    ReferenceLogLine,
+    RequestLog,
+    RequestLogEntry,
+)
 
 HAR_CAP_BYTES = 64 << 20
 """traffic.har's size bound: requests past it are counted in `entries_left_out`, not written."""
@@ -44,26 +51,12 @@ fields repeated are 4 bytes each in the line, 29 as HAR's params and text): entr
 near the cap only."""
 
 
-def read_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, int]]:
-    """requests.jsonl's lines as (JSON object, its bytes), None for a line that is none (cut,
-    not JSON)."""
-    with path.open("rb") as lines:
-        for raw in lines:
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                yield None, len(raw)
-                continue
-            yield (value if isinstance(value, dict) else None), len(raw)
-
-
-def _is_credited(line: dict[str, Any], credited: dict[str, Any] | None) -> bool:
+def _is_credited(line: Line, credited: dict[str, Any] | None) -> bool:
     """A reference line (no verdict of its own) that is the request interception.json holds."""
-    if credited is None or "blocked" in line:
+    if credited is None or not isinstance(line, ReferenceLogLine):
         return False
-    return all(line.get(k) == credited.get(k) for k in ("url", "method", "body"))
+    sent = (line.url, line.method, line.body)
+    return sent == (credited.get("url"), credited.get("method"), credited.get("body"))
 
 
 def _credited(data: Path) -> tuple[dict[str, Any] | None, float | None]:
@@ -77,42 +70,60 @@ def _credited(data: Path) -> tuple[dict[str, Any] | None, float | None]:
     return view.request, number(view.intercepted_at)
 
 
-def _from_interception(request: dict[str, Any], at: float) -> HarEntry:
-    """The credited request as interception.json holds it, for a log that lacks its line."""
-    line = {**request, "query_params": request.get("params"), "blocked": True, "matched": True}
-    entry = entry_of(line, at)
+def _from_interception(request: dict[str, Any], at: float) -> HarEntry | None:
+    """The credited request as interception.json holds it, for a log that lacks its line (None
+    when it holds no URL and method)."""
+    keys = {k: request[k] for k in ("url", "method", "headers", "body") if k in request}
+    try:
+        line = ReferenceLogLine.model_validate(
+            {**keys, "timestamp": at, "query_params": request.get("params") or {},
+             "resource_type": ""}
+        )  # fmt: skip
+    except ValidationError:
+        return None
+    entry = entry_of(line)
+    entry.clawbench.action = TrafficAction.BLOCKED
+    entry.clawbench.matched = entry.clawbench.credited = True
+    entry.clawbench.body_unverified = request.get("body_unverified") is True
+    entry.response.comment = BLOCKED_NOTE
     entry.comment = "from data/interception.json (no line of data/requests.jsonl is this request)"
     return entry
+
+
+def _read(source: Path, mark: LogMark) -> list[tuple[float, int, Line]]:
+    """requests.jsonl's lines (ours and the reference's) with their sizes, in time order (lines
+    of one time in the log's order); what cannot be read is counted in the mark."""
+    log = RequestLog(source, reference=True)
+    timed: list[tuple[float, int, Line]] = []
+    try:
+        for line in log:
+            if not math.isfinite(line.timestamp) or abs(line.timestamp) > 1e11:
+                mark.lines_unreadable += 1
+                continue
+            timed.append((line.timestamp, log.last_size, line))
+    except FileNotFoundError:
+        mark.source = f"none: no data/{REQUESTS_FILE} (the proxy saw no request, or never ran)"
+    except OSError as e:
+        mark.source = f"data/{REQUESTS_FILE}: unreadable: {e.strerror or e}"
+    mark.lines_unreadable += log.unread
+    mark.lines = len(timed) + mark.lines_unreadable
+    timed.sort(key=lambda t: t[0])
+    return timed
 
 
 def build_har(run_dir: Path) -> Har:
     """The HAR of a run directory (ours or the reference's); never raises for a bad line."""
     data = run_dir / "data"
-    source = data / REQUESTS_FILE
     mark = LogMark(run=run_dir.name, source=f"data/{REQUESTS_FILE}", built_at=started_now())
-    timed: list[tuple[float, int, dict[str, Any]]] = []
-    try:
-        for line, size in read_lines(source):
-            mark.lines += 1
-            stamp = number(line.get("timestamp")) if line is not None else None
-            if line is None or stamp is None or abs(stamp) > 1e11:
-                mark.lines_unreadable += 1
-                continue
-            timed.append((stamp, size, line))
-    except FileNotFoundError:
-        mark.source = f"none: no data/{REQUESTS_FILE} (the proxy saw no request, or never ran)"
-    except OSError as e:
-        mark.source = f"data/{REQUESTS_FILE}: unreadable: {e.strerror or e}"
-    timed.sort(key=lambda t: t[0])  # stable: lines of one time keep the log's order
+    timed = _read(data / REQUESTS_FILE, mark)
     credited, at = _credited(data)
     entries = _entries(timed, credited, mark)
     if credited is not None and not any(e.clawbench.credited for e in entries):
         last = timed[-1][0] if timed else 0.0
         entry = _from_interception(credited, at if at is not None else last)
-        entry.clawbench.credited = True
-        entry.clawbench.body_unverified = credited.get("body_unverified") is True
-        entries.append(entry)
-        entries.sort(key=lambda e: e.startedDateTime)
+        if entry is not None:
+            entries.append(entry)
+            entries.sort(key=lambda e: e.startedDateTime)
     version = provenance()["package_version"] or "0+checkout"
     log = HarLog(
         creator=Creator(name="clawbench-intercept", version=version),
@@ -160,26 +171,27 @@ class _Budget:
 
 
 def _entries(
-    timed: list[tuple[float, int, dict[str, Any]]], credited: dict[str, Any] | None, mark: LogMark
+    timed: list[tuple[float, int, Line]], credited: dict[str, Any] | None, mark: LogMark
 ) -> list[HarEntry]:
     entries: list[HarEntry] = []
     sockets: dict[str, HarEntry] = {}
     budget = _Budget()
     first_block = True
     for stamp, size, line in timed:
-        message = line.get("websocket_message")
-        if message in ("text", "binary") and (opening := sockets.get(str(line.get("url")))):
+        message = line.websocket_message if isinstance(line, RequestLogEntry) else None
+        if message is not None and (opening := sockets.get(line.url)):
             sent = WebSocketMessage(
-                time=stamp, opcode=1 if message == "text" else 2, data=scalar(line.get("body"))
+                time=stamp, opcode=1 if message == "text" else 2, data=scalar(line.body)
             )
             if budget.take_bytes(len(sent.model_dump_json()) + 1):
                 opening.webSocketMessages.append(sent)
             else:
                 mark.entries_left_out += 1
             continue
-        entry = entry_of(line, stamp)
+        entry = entry_of(line)
         if _is_credited(line, credited) and first_block:
             entry.clawbench.action = TrafficAction.BLOCKED
+            entry.clawbench.matched = True
             entry.response.comment = BLOCKED_NOTE
         if entry.clawbench.action is TrafficAction.BLOCKED and first_block:
             first_block = False
@@ -190,7 +202,7 @@ def _entries(
             mark.entries_left_out += 1
             continue
         entries.append(entry)
-        if line.get("websocket") is True:
+        if isinstance(line, RequestLogEntry) and line.websocket:
             sockets[entry.request.url] = entry
     return entries
 
@@ -215,4 +227,4 @@ def write_traffic_har(run_dir: Path) -> Path:
     return path
 
 
-__all__ = ["HAR_CAP_BYTES", "build_har", "read_lines", "write_traffic_har"]
+__all__ = ["HAR_CAP_BYTES", "build_har", "write_traffic_har"]

@@ -24,7 +24,7 @@ from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
-from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
+from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, record_traffic, write_meta
 
@@ -123,14 +123,11 @@ def prepare(job: RunJob) -> PreparedRun:
 def load(run: PreparedRun) -> None:
     """Copy task.json verbatim (for offline re-grading) and load it; TaskError if it is bad."""
     src = task_path(run.job.task_dir)
-    try:
-        raw = src.read_bytes()
-    except OSError as e:
-        raise TaskError(src, "", f"cannot read: {e}") from e
+    raw = read_task_bytes(src)
     run.task_bytes = raw
     run.task_sha256 = hashlib.sha256(raw).hexdigest()
     write_bytes_atomic(run.run_dir / "task.json", raw)
-    run.task = load_task(src)  # a url_pattern that does not compile is a TaskError here
+    run.task = task_from_bytes(raw, src)  # a url_pattern that does not compile is a TaskError
     run.view = agent_view(run.task, src.parent)
     keep_user_info(run.run_dir, run.view)
 

@@ -8,7 +8,6 @@ listed by name only and the agent command has secret-looking assignments redacte
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,17 +24,6 @@ from proxy_addon.records.usage import USAGE_FILE, read_usage
 if TYPE_CHECKING:
     from proxy_addon.tasks.model import Task
     from sandbox.runs.pipeline import PreparedRun
-
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?i)\b([\w-]*(?:token|secret|password|passwd|api[-_]?key|auth)[\w-]*)=(\S+)"
-)
-_SECRET_FLAG = re.compile(r"(?i)(--[\w-]*(?:token|secret|password|api[-_]?key)[\w-]*[ =])(\S+)")
-
-
-def redact_command(command: str) -> str:
-    """A shell command with NAME=value and --flag value secrets replaced by [REDACTED]."""
-    command = _SECRET_ASSIGNMENT.sub(r"\1=[REDACTED]", command)
-    return _SECRET_FLAG.sub(r"\1[REDACTED]", command)
 
 
 def meta_core(run: PreparedRun, ending: Ending, intercepted: bool) -> dict[str, Any]:
@@ -118,4 +106,4 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
 
 
-__all__ = ["meta_core", "record_not_intercepted", "record_traffic", "redact_command", "write_meta"]
+__all__ = ["meta_core", "record_not_intercepted", "record_traffic", "write_meta"]

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from proxy_addon.cli_options import OneLineParser, UsageError
 from scorer.batch.discovery import RUN_META
 from scorer.calibrate import CalibrationFileError, read_result
 from scorer.html_report.harfiles import refresh_hars
@@ -38,7 +39,7 @@ exit codes:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="clawbench-report",
         description="Write one self-contained HTML report (leaderboard, funnels, task x model "
         "matrix, judge agreement, every run's timeline and details) from batches scored by "
@@ -91,7 +92,11 @@ def _hars(paths: list[Path]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: 0 on success, 1 when writing failed, 2 on bad input (a path with no scored
     batch, or no run for --har; an -o that cannot be written)."""
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as e:
+        print(f"clawbench-report: {e}", file=sys.stderr)
+        return 2
     if args.har:
         return _hars(args.paths)
     if len(args.paths) == 1 and (args.paths[0] / RUN_META).is_file():

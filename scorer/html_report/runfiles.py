@@ -15,6 +15,7 @@ from proxy_addon.records.requestlog import REQUESTS_FILE
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.records.traffic import build_har
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.tasks.model import TaskError, read_task_json
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
 from scorer.html_report.runtimeline import run_timeline
@@ -202,8 +203,8 @@ def _instruction(view: RunView, task: Any) -> str | None:
     if view.meta is not None and view.meta.instruction:
         return view.meta.instruction
     try:  # a task.json copy the strict model refused may still carry its instruction
-        data = json.loads((view.dir / "task.json").read_bytes())
-    except (OSError, ValueError):
+        data = read_task_json(view.dir / "task.json")
+    except TaskError:
         return None
     return str(data["instruction"]) if isinstance(data, dict) and "instruction" in data else None
 
