@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proxy_addon.cli_options import UsageError
+from proxy_addon.matching.redact import redact_command
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
@@ -19,7 +20,6 @@ from sandbox.host.executor import RunRequest
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
 from sandbox.option_types import default_image
-from sandbox.runs.record import redact_command
 
 
 def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:
