@@ -540,7 +540,9 @@ def _help(capsys, *argv: str) -> str:
 def test_help_shows_defaults_and_exit_codes(capsys) -> None:
     batch = _help(capsys, "batch")
     for text in (
-        "--concurrency N containers running at once (default: 2)",
+        "--concurrency N containers running at once (default: 2; --backend ray: as many as "
+        "the cluster's clawbench_docker resources allow)",
+        "--backend {local,ray}",
         "output directory (default: out)",
         "(default: 10)",  # --stop-grace
         "(default: 60)",  # --proxy-timeout
