@@ -1,17 +1,17 @@
 """Ray benchmark: runs per hour local and through Ray (one node, two nodes), and what going
 through Ray adds to each run.
 
-    .venv/bin/python bench/bench_ray.py [--image NAME] [--runs 8] [--pairs 5]
+    .venv/bin/python bench/bench_ray.py [--image NAME] [--runs 8] [--rounds 3] [--pairs 5]
 
 Every run is the scripted agent answering on the sandbox's own submit page (intercepted, no
 website needed) in a container on an --internal network the benchmark creates.
 
-Throughput: RUNS runs as `clawbench-sandbox batch`, the command a user types: --backend local
-at --concurrency 2; --backend ray on a cluster of one node holding two runs; and on two nodes
-holding one run each (ray.cluster_utils.Cluster: real raylets on this machine, tests/support/
-raycluster). All three hold two runs at once on the same two cores, so two nodes here cannot
-beat one: the figure shows what the cluster's machinery costs. A gain needs nodes that are
-other machines (docs/scale-out.md sizes them).
+Throughput: RUNS runs as `clawbench-sandbox batch`, the command a user types, ROUNDS times with
+the order turning (medians): --backend local at --concurrency 2; --backend ray on a cluster of
+one node holding two runs; and on two nodes holding one run each (ray.cluster_utils.Cluster:
+real raylets on this machine, tests/support/raycluster). All three hold two runs at once on
+the same two cores, so two nodes here cannot beat one: the figure shows what the cluster's
+machinery costs. A gain needs nodes that are other machines (docs/scale-out.md sizes them).
 
 Overhead, side by side: PAIRS runs through Ray on a one-node cluster (the driver's dispatcher:
 shipped, run on the node, packed, returned, unpacked and placed), one at a time, each followed
@@ -102,22 +102,42 @@ def _batch(
     return wall
 
 
-def throughput(image: str, network: str, runs: int, work: Path, script: Path) -> dict[str, Any]:
-    """Runs per hour of the same batch: local, Ray one node, Ray two nodes."""
+SETUPS = {"local": (None, 0), "ray_one_node": (0, 2), "ray_two_nodes": (1, 1)}
+"""name: (worker nodes beside the head, runs each node holds); None: --backend local."""
+
+
+def _wall(name: str, corpus: Path, out: Path, script: Path, image: str, network: str) -> float:
+    workers, per_node = SETUPS[name]
+    if workers is None:
+        return _batch(corpus, out, script, image, network, ["--concurrency", "2"])
+    cluster = start_cluster(workers=workers, runs=per_node)
+    try:
+        ray = ["--backend", "ray", "--ray-address", cluster.address]
+        return _batch(corpus, out, script, image, network, ray)
+    finally:
+        cluster.shutdown()
+
+
+def throughput(
+    image: str, network: str, runs: int, rounds: int, work: Path, script: Path
+) -> dict[str, Any]:
+    """Runs per hour of the same batch in each setup, the setups' order turning each round (a
+    busy machine's swings fall on all of them); the medians of the rounds."""
     corpus = _corpus(work / "corpus", runs)
+    walls: dict[str, list[float]] = {name: [] for name in SETUPS}
+    names = list(SETUPS)
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            out = work / f"{name}-{r}"
+            walls[name].append(_wall(name, corpus, out, script, image, network))
     rows: dict[str, Any] = {}
-    wall = _batch(corpus, work / "local", script, image, network, ["--concurrency", "2"])
-    rows["local"] = {"nodes": 0, "wall_s": round(wall, 1)}
-    for name, workers, per_node in (("ray_one_node", 0, 2), ("ray_two_nodes", 1, 1)):
-        cluster = start_cluster(workers=workers, runs=per_node)
-        try:
-            ray = ["--backend", "ray", "--ray-address", cluster.address]
-            wall = _batch(corpus, work / name, script, image, network, ray)
-        finally:
-            cluster.shutdown()
-        rows[name] = {"nodes": 1 + workers, "wall_s": round(wall, 1)}
-    for row in rows.values():
-        row["runs_per_hour"] = round(runs / row["wall_s"] * 3600, 1)
+    for name, times in walls.items():
+        wall = statistics.median(times)
+        rows[name] = {
+            "nodes": 0 if SETUPS[name][0] is None else 1 + SETUPS[name][0],
+            "wall_s": [round(t, 1) for t in times],
+            "runs_per_hour": round(runs / wall * 3600, 1),
+        }
     base = rows["local"]["runs_per_hour"]
     for row in rows.values():
         row["vs_local"] = round(row["runs_per_hour"] / base, 3)
@@ -209,6 +229,7 @@ def main() -> int:
     default = os.environ.get("CLAWBENCH_SANDBOX_IMAGE", "clawbench-sandbox:latest")
     p.add_argument("--image", default=default, help="the sandbox image")
     p.add_argument("--runs", type=int, default=8, help="runs per throughput batch")
+    p.add_argument("--rounds", type=int, default=3, help="throughput rounds (medians kept)")
     p.add_argument("--pairs", type=int, default=5, help="runs each way for the overhead")
     args = p.parse_args()
     client = docker.from_env()
@@ -217,7 +238,7 @@ def main() -> int:
     try:
         script = work / "script.json"
         script.write_text(json.dumps(SCRIPT))
-        rows = throughput(args.image, network.name, args.runs, work, script)
+        rows = throughput(args.image, network.name, args.runs, args.rounds, work, script)
         cost = overhead(args.image, network.name, args.pairs, work)
     finally:
         network.remove()
