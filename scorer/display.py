@@ -165,6 +165,11 @@ def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
         notes.append(f"{usage['runs_without_usage']} runs recorded none")
     if usage.get("calls_without_usage"):
         notes.append(f"{usage['calls_without_usage']} replies named no usage (not counted)")
+    if usage.get("runs_usage_incomplete"):
+        notes.append(
+            f"usage incomplete in {usage['runs_usage_incomplete']} runs: the agent also called "
+            "a model API that is not its model host (not counted)"
+        )
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 

@@ -35,8 +35,16 @@ from scorer.batch.writer import Writer, write_if_changed
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
 from scorer.judge.scheduler import CallSettings, CallStats, JudgeFatal
 from scorer.models_yaml import ConfigError, JudgeConfig, Price, read_prices, resolve_judge
+from scorer.preflight import PreflightFailed, check_judges
 
-SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
+SCORING_ERRORS = (
+    ConfigError,
+    CorpusError,
+    DiscoveryError,
+    LeaderboardError,
+    JudgeFatal,
+    PreflightFailed,
+)
 """What score() raises for bad input or a judge that cannot serve: each says what and where in
 one line, so a caller prints it without a traceback."""
 
@@ -67,6 +75,7 @@ class ScoreOptions:
     dump_limit: int = DUMP_LIMIT
     backoff: float = 0.5
     rate_deadline: float = 600.0
+    preflight: bool = True  # one tiny call to each judge before the first verdict is asked
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,8 @@ def _read(batch: Batch, corpus: Corpus | None, writer: Writer) -> tuple[list[Run
 
 def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
     """Score every batch under opts.paths. Before any work: ConfigError, CorpusError,
-    DiscoveryError, LeaderboardError; JudgeFatal when the judge cannot serve the batch."""
+    DiscoveryError, LeaderboardError; PreflightFailed (before any verdict is asked) or JudgeFatal
+    when a judge cannot serve the batch."""
     if opts.csv is not None:
         check_csv(opts.csv)
     batches = _find(opts.paths)
@@ -179,6 +189,8 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
             planned.append((batch, recs, plans))
         result.runs = len(chosen)
         to_judge = judging.select(chosen, opts.limit)
+        if to_judge and spec is not None and opts.preflight:
+            check_judges(list(spec.configs), opts.timeout)
         calls = CallSettings(opts.concurrency, opts.timeout, opts.backoff, opts.rate_deadline)
         result.calls = judging.judge(to_judge, calls)
     finally:

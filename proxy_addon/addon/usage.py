@@ -16,6 +16,8 @@ import json
 import logging
 from typing import Any
 
+from proxy_addon.addon.modelapi import says_quota
+from proxy_addon.addon.requestlog import printable
 from proxy_addon.addon.sse import SseParser
 from proxy_addon.addon.streamdecode import StreamDecodeError, StreamDecoder
 from proxy_addon.records.usage import TokenCounts
@@ -77,10 +79,15 @@ def tokens_from_usage(usage: Any) -> TokenCounts | None:
 
 
 class UsageReader:
-    """The model and usage of one reply, from the JSON objects it is made of."""
+    """The model and usage of one reply, from the JSON objects it is made of, and the error it
+    names (an error reply, or an error event in a stream)."""
 
     def __init__(self) -> None:
         self.model: str | None = None
+        self.api_error: str | None = None
+        """The error's code, else its type (OpenAI's and Anthropic's error objects)."""
+        self.quota_said: bool = False
+        """Whether that error is about quota or credit."""
         self._usage: dict[str, Any] = {}
 
     @property
@@ -99,6 +106,8 @@ class UsageReader:
             obj = obj.get("response")
         if not isinstance(obj, dict):
             return
+        if isinstance(error := obj.get("error"), dict):
+            self._error(error)
         model = obj.get("model") or obj.get("modelVersion")
         if self.model is None and isinstance(model, str) and model:
             self.model = model[:200]
@@ -107,6 +116,15 @@ class UsageReader:
             usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
+
+    def _error(self, error: dict[str, Any]) -> None:
+        words = [error.get(k) for k in ("code", "type", "message")]
+        named = next((w for w in words[:2] if isinstance(w, str) and w), None)
+        if named is not None and self.api_error is None:
+            self.api_error = printable(named[:100])
+        self.quota_said = self.quota_said or says_quota(
+            " ".join(w for w in words if isinstance(w, str))
+        )
 
     def see_json(self, data: bytes) -> None:
         """Parse data as JSON and see it; text that is not JSON is no usage."""
@@ -168,7 +186,11 @@ class UsageTee:
 
     def _event(self, data: bytes) -> None:
         # Most events of a chat stream carry neither usage nor (once known) anything new.
-        if b"sage" in data or (self.reader.model is None and b'"model' in data):
+        if (
+            b"sage" in data
+            or b'"error"' in data
+            or (self.reader.model is None and b'"model' in data)
+        ):
             self.reader.see_json(data)
 
     def _finish(self) -> None:

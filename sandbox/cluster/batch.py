@@ -33,6 +33,7 @@ from sandbox.cluster.transfer import RETURN_LIMIT
 from sandbox.host import docker_api as engine
 from sandbox.host.batch import BatchOptions, BatchPlan, Executed, run_batch
 from sandbox.host.executor import RunRequest
+from sandbox.host.incomplete import ApiStreak
 from sandbox.runs.batch import job_of, say
 
 
@@ -137,6 +138,7 @@ def _execute(
     options: BatchOptions,
     batch_dir: Path,
     plan: BatchPlan,
+    streak: ApiStreak,
 ) -> Executed:
     import ray
 
@@ -174,7 +176,8 @@ def _execute(
         ship_image=partial(_ship, client, template.image),
     )
     limits = template.limits
-    dispatcher = Dispatcher(setup, todo, Nodes(Demand(limits.cpus, limits.memory)), on_result)
+    nodes = Nodes(Demand(limits.cpus, limits.memory))
+    dispatcher = Dispatcher(setup, todo, nodes, on_result, streak)
     interrupted = True
     try:
         interrupted = dispatcher.run()

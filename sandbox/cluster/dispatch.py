@@ -23,7 +23,7 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from proxy_addon.records.layout import case_name
-from proxy_addon.records.outcome import StopReason, is_infra_category
+from proxy_addon.records.outcome import Category, StopReason, is_infra_category
 from sandbox.cluster.handoff import EnvHandoff, Ticket
 from sandbox.cluster.node import NodeReport, prepare_node, run_order, sweep_node
 from sandbox.cluster.nodes import RESOURCE, Node, Nodes, NodeState
@@ -31,7 +31,9 @@ from sandbox.cluster.order import NodeInfo, RunOrder, TaskFiles
 from sandbox.cluster.progress import Progress
 from sandbox.cluster.returns import Result, Returns
 from sandbox.host.executor import RunRequest
-from sandbox.runs.batch import say
+from sandbox.host.incomplete import ApiStreak
+from sandbox.runs.batch import done_line, say
+from sandbox.runs.pipeline import RunOutcome
 
 REFRESH_S = 2.0
 SWEEP_TIMEOUT_S = 60.0
@@ -71,9 +73,15 @@ class Dispatcher:
     """Runs the batch's tasks on the cluster; `run()` returns whether it was interrupted."""
 
     def __init__(
-        self, setup: Setup, todo: dict[int, Path], nodes: Nodes, on_result: Callable[[Result], None]
+        self,
+        setup: Setup,
+        todo: dict[int, Path],
+        nodes: Nodes,
+        on_result: Callable[[Result], None],
+        streak: ApiStreak | None = None,
     ) -> None:
         self.setup = setup
+        self.streak = streak
         self.todo = todo
         self.nodes = nodes
         self.on_result = on_result
@@ -141,6 +149,10 @@ class Dispatcher:
         return capacity if self.setup.concurrency is None else self.setup.concurrency
 
     def _fill(self) -> None:
+        if self.streak is not None and self.streak.halted.is_set():
+            while self.queue:  # the model's API keeps failing: start no more (they are skipped)
+                self.queue.popleft()
+                self.progress.drop()
         while self.queue and len(self.flights) < self._cap():
             index, attempt = self.queue[0]
             avoid = self.avoid.get(index, set())
@@ -236,10 +248,12 @@ class Dispatcher:
         return what + ("" if flight.index in self.rerun else "; re-run on another node")
 
     def _count(self, flight: _Flight, result: Result) -> None:
-        """The node's health after this run. An infra failure of the node's (anything but a task
-        that does not load or a stop) is re-run once on another node."""
+        """The node's health after this run. An infra failure of the node's (neither a task that
+        does not load, a stop, nor the model's API failing) is re-run once on another node."""
         ending = result.ending
-        infra = is_infra_category(ending.category) and ending.stop_reason not in NOT_THE_NODES
+        infra = (
+            ending.category == Category.INFRA_FAILURE and ending.stop_reason not in NOT_THE_NODES
+        )
         node = flight.node
         if self.nodes.ran(node, infra=infra, reason=ending.failure_reason):
             say(f"node {node.label}: excluded, no more runs go there: {node.reason}")
@@ -260,11 +274,12 @@ class Dispatcher:
 
     def _report(self, result: Result) -> None:
         ending = result.ending
-        infra = is_infra_category(ending.category)
-        self.progress.end(infra=infra, seconds=result.duration_s)
-        why = ending.failure_reason or ending.stop_reason
+        self.progress.end(infra=is_infra_category(ending.category), seconds=result.duration_s)
+        if self.streak is not None:
+            self.streak.add(ending)
         where = f" on {result.node.label}" if result.node is not None else ""
-        say(f"DONE  {case_name(self.todo[result.index])}{where}: {ending.category} ({why})")
+        line = done_line(RunOutcome(result.run_dir, ending, result.duration_s))
+        say(f"DONE  {case_name(self.todo[result.index])}{where}: {line}")
         say(self.progress.line(min(self._cap(), max(1, self.nodes.capacity))))
         self.on_result(result)
 

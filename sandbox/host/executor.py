@@ -25,6 +25,7 @@ import docker
 import docker.errors
 from pydantic import ValidationError
 
+from proxy_addon.addon.modelapi import KEY_OPTION
 from proxy_addon.matching.redact import redact_command
 from proxy_addon.records.atomic import write_bytes_atomic
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
@@ -217,7 +218,9 @@ class DockerExecutor:
             "env_keys": sorted(req.env),
             "submit_page": bool(run.view and run.view.submit_page),
             "upstream_ca": req.upstream_ca is not None,
-            "mitm_options": dict(req.mitm_options),
+            "mitm_options": {
+                k: "[REDACTED]" if k == KEY_OPTION else v for k, v in req.mitm_options.items()
+            },
             "ipv6": report.ipv6 if report else None,
             "peak_memory_bytes": report.peak_memory_bytes if report else None,
             "listen": report.listen if report else [],

@@ -53,6 +53,7 @@ def usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -> Agen
             out.runs_without_usage += 1
             continue
         out.runs_with_usage += 1
+        out.runs_usage_incomplete += not usage.complete
         out.calls += usage.calls
         for one in usage.models.values():
             out.calls_without_usage += one.calls_without_usage

@@ -85,6 +85,7 @@ class AgentUsageTotals(BaseModel):
     cached_tokens: int = 0
     cost_usd: float | None = None  # None unless every run with usage is priced
     runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
+    runs_usage_incomplete: int = 0  # runs whose agent also called a model API not counted
 
 
 class JudgeUsageTotals(BaseModel):
@@ -115,6 +116,7 @@ class Counts(BaseModel):
     n_unjudged: int = 0
     n_model_not_intercepted: int = 0
     n_infra_failure: int = 0
+    n_model_api_failure: int = 0  # of n_infra_failure: the model API failed the run's own calls
     n_missing: int = 0
     n_extra: int = 0
     n_rerun: int = 0

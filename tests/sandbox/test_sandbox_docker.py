@@ -186,7 +186,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert view.blocked_count == len(logged) - 2
     # data/traffic.har, written at record time: the same requests, the commit credited
     entries = read_har(run / "data" / HAR_FILE).log.entries
-    assert [e.request.url for e in entries] == [e["url"] for e in logged]
+    assert [e.request.url for e in entries] == [e.url for e in logged]
     assert [e.clawbench.credited for e in entries[:3]] == [False, False, True]
 
     task_file = demo / DEMO_CASE / "task.json"
@@ -555,7 +555,7 @@ def test_a_job_the_runner_cannot_record_is_an_error_and_the_batch_goes_on(
             *closed_args(internet, sandbox_image, tmp_path),
         ]
     )
-    assert code == 2
+    assert code == 3  # incomplete: both runs are infra failures
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert [(j["case"], j["status"], j["result_category"]) for j in summary["jobs"]] == [
         ("quick-null", "error", "infra_failure"),
