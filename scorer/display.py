@@ -223,9 +223,10 @@ def result_line(result: ScoreResult) -> str:
     line += f"cached, {result.reused_priors} reference verdicts reused"
     for judge, stats in result.calls.items():
         by = f" by {judge}" if len(result.calls) > 1 else ""
+        tokens = stats.tokens
         line += (
             f"; {stats.calls} calls{by}, {stats.throttled} rate-limited (429), {stats.errors} "
-            f"judge errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
+            f"judge errors, tokens in {tokens.input_tokens} out {tokens.output_tokens}, "
             f"{stats.wall_s:.1f} s"
         )
         if not stats.json_mode:

@@ -12,9 +12,10 @@ would be, and the API's error is named by its type or code and a short message, 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from scorer.judge.client import call_params, token_cap
 from scorer.models_yaml import JudgeConfig
 
 PROMPT = "ClawBench pre-flight check: reply with OK."
@@ -54,15 +55,16 @@ def chat_endpoint(
 
 
 def judge_endpoint(cfg: JudgeConfig) -> Endpoint:
-    """The judge's endpoint as its client calls it (the first of its keys)."""
+    """The judge's endpoint as its client calls it (the first of its keys): the body its
+    provider's parameters make (scorer.judge.providers), with a tiny reply cap."""
     key = cfg.api_keys[0] if cfg.api_keys else ""
-    if cfg.endpoint == "responses":
-        body = {"model": cfg.name, "input": PROMPT, "max_output_tokens": 16}
-        url = cfg.base_url.rstrip("/") + "/responses"
-        headers = {"authorization": f"Bearer {key}"}
-        return Endpoint("judge", cfg.name, cfg.source, url, body, headers, cfg.api_keys)
-    found = chat_endpoint("judge", cfg.name, cfg.source, cfg.base_url, cfg.name, key)
-    return replace(found, keys=cfg.api_keys)
+    responses = cfg.endpoint == "responses"
+    cap = 16 if responses else 1
+    body = call_params(cfg, None, PROMPT, json_mode=False, max_tokens=cap)
+    url = cfg.base_url.rstrip("/") + ("/responses" if responses else "/chat/completions")
+    headers = {"authorization": f"Bearer {key}"}
+    cap_key = None if responses else token_cap(cfg)
+    return Endpoint("judge", cfg.name, cfg.source, url, body, headers, cfg.api_keys, cap_key)
 
 
 def messages_endpoint(

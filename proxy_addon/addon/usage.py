@@ -20,7 +20,7 @@ from proxy_addon.addon.modelapi import says_quota
 from proxy_addon.addon.requestlog import printable
 from proxy_addon.addon.sse import SseParser
 from proxy_addon.addon.streamdecode import StreamDecodeError, StreamDecoder
-from proxy_addon.records.usage import TokenCounts
+from proxy_addon.records.tokens import TokenCounts, tokens_from_usage
 
 logger = logging.getLogger("clawbench")
 
@@ -36,46 +36,6 @@ _RESPONSE_EVENTS = frozenset(
         "response.failed",
     }
 )
-
-
-def _count(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value) if value >= 0 and value == int(value) else 0
-
-
-def tokens_from_usage(usage: Any) -> TokenCounts | None:
-    """One API's usage object as TokenCounts (see records.usage); None when it holds none."""
-    if not isinstance(usage, dict):
-        return None
-    if "prompt_tokens" in usage or "completion_tokens" in usage:  # chat completions
-        prompt = _count(usage, "prompt_tokens")
-        cached = _count(usage.get("prompt_tokens_details"), "cached_tokens")
-        cached = cached or _count(usage, "prompt_cache_hit_tokens")  # DeepSeek's name for it
-        return TokenCounts(
-            input_tokens=prompt,
-            output_tokens=_count(usage, "completion_tokens"),
-            cached_tokens=min(cached, prompt),
-        )
-    if "input_tokens" in usage or "output_tokens" in usage:  # responses API, Anthropic
-        # Anthropic counts cache reads and writes apart from input_tokens; OpenAI within it.
-        read = _count(usage, "cache_read_input_tokens")
-        written = _count(usage, "cache_creation_input_tokens")
-        return TokenCounts(
-            input_tokens=_count(usage, "input_tokens") + read + written,
-            output_tokens=_count(usage, "output_tokens"),
-            cached_tokens=_count(usage.get("input_tokens_details"), "cached_tokens") + read,
-        )
-    if "promptTokenCount" in usage or "candidatesTokenCount" in usage:  # Gemini
-        prompt = _count(usage, "promptTokenCount")
-        return TokenCounts(
-            input_tokens=prompt,
-            output_tokens=_count(usage, "candidatesTokenCount")
-            + _count(usage, "thoughtsTokenCount"),
-            cached_tokens=min(_count(usage, "cachedContentTokenCount"), prompt),
-        )
-    return None
 
 
 class UsageReader:
@@ -204,4 +164,4 @@ class UsageTee:
             self._body = bytearray()
 
 
-__all__ = ["MAX_BODY", "UsageReader", "UsageTee", "tokens_from_usage"]
+__all__ = ["MAX_BODY", "UsageReader", "UsageTee"]

@@ -1,11 +1,8 @@
 """The agent's model usage: data/usage.json (per run) and the compact requests.jsonl line the
 addon writes for each model call (hosts named by clawbench_model_hosts).
 
-Token counts mean the same for every API: input_tokens are all prompt tokens, cached ones
-included (OpenAI's prompt_tokens; Anthropic's input_tokens plus its cache reads and writes);
-cached_tokens the part served from a prompt cache; output_tokens everything generated
-(reasoning included). A call whose reply named no usage is counted in calls_without_usage.
-How the calls ended is usage.json's `api` (records.modelapi).
+Token counts mean the same for every API (records.tokens). A call whose reply named no usage is
+counted in calls_without_usage. How the calls ended is usage.json's `api` (records.modelapi).
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proxy_addon.records.jsonfile import RecordError, first_error
 from proxy_addon.records.modelapi import CallOutcome, ModelApiRecord
+from proxy_addon.records.tokens import ModelUsage, TokenCounts
 
 USAGE_FILE = "usage.json"
 """Its name in the run's data dir."""
@@ -26,28 +24,6 @@ UNKNOWN_MODEL = "unknown"
 """The key of calls whose reply and request name no model."""
 
 _OURS = ConfigDict(extra="forbid")
-
-
-class TokenCounts(BaseModel):
-    """Tokens of one model call, normalised across APIs (see the module docstring)."""
-
-    model_config = _OURS
-
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cached_tokens: int = Field(default=0, ge=0)
-
-
-class ModelUsage(BaseModel):
-    """One model's totals over a run."""
-
-    model_config = _OURS
-
-    calls: int = Field(default=0, ge=0)
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cached_tokens: int = Field(default=0, ge=0)
-    calls_without_usage: int = Field(default=0, ge=0)
 
 
 class UnmeteredReplies(BaseModel):
@@ -85,10 +61,7 @@ class AgentUsage(BaseModel):
 
     def totals(self) -> ModelUsage:
         """All models summed."""
-        total = ModelUsage()
-        for one in self.models.values():
-            total = add_model_usage(total, one)
-        return total
+        return sum(self.models.values(), ModelUsage())
 
 
 class ModelCallLine(BaseModel):
@@ -121,19 +94,12 @@ class ModelCallLine(BaseModel):
     """The error type or code the API named."""
 
 
-def add_model_usage(a: ModelUsage, b: ModelUsage) -> ModelUsage:
-    """Field-wise sum of two ModelUsage."""
-    return ModelUsage(**{k: getattr(a, k) + getattr(b, k) for k in ModelUsage.model_fields})
-
-
 def add_call(usage: AgentUsage, model: str | None, tokens: TokenCounts | None) -> AgentUsage:
     """usage with one more call of model (tokens None: the reply named no usage)."""
     name = model or UNKNOWN_MODEL
     one = ModelUsage(calls=1, calls_without_usage=int(tokens is None))
-    if tokens is not None:
-        one = one.model_copy(update=tokens.model_dump())
     models = dict(usage.models)
-    models[name] = add_model_usage(models.get(name, ModelUsage()), one)
+    models[name] = models.get(name, ModelUsage()) + (one if tokens is None else one + tokens)
     return usage.model_copy(update={"calls": usage.calls + 1, "models": models})
 
 
@@ -172,7 +138,6 @@ __all__ = [
     "TokenCounts",
     "UnmeteredReplies",
     "add_call",
-    "add_model_usage",
     "add_unmetered",
     "read_usage",
 ]

@@ -334,8 +334,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     for o in runs:  # every verdict cost tokens, counted or not
         for by_rubric in o.verdicts.values():
             for v in by_rubric.values():
-                summary.tokens.input_tokens += v.input_tokens
-                summary.tokens.output_tokens += v.output_tokens
+                summary.tokens += v.tokens
     summary.tasks = [row for s in scored for row in s.rows]
     return summary
 

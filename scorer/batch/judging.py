@@ -150,8 +150,7 @@ class Judging:
                 v.reason,
                 "judge",
                 v.error,
-                res.input_tokens,
-                res.output_tokens,
+                res.tokens,
                 missing=v.missing,
             )
             if v.verdict is None:

@@ -199,14 +199,12 @@ def _saved_verdict(
         out.notes.append(why)
     ours = None
     if record is not None and record.cache_key == key:
-        usage = record.usage
         ours = RubricVerdict(
             record.answer,
             record.reason,
             "judge",
             record.error,
-            usage.input_tokens,
-            usage.output_tokens,
+            record.usage,
             cached=True,
             missing=record.missing,
         )

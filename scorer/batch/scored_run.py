@@ -20,6 +20,7 @@ from proxy_addon.records.outcome import (
     is_infra_stop,
     scored_category,
 )
+from proxy_addon.records.tokens import Tokens
 from proxy_addon.records.usage import AgentUsage
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.recheck import SKIPPED, Recheck
@@ -101,8 +102,7 @@ class RubricVerdict:
     reason: str = ""
     source: str = "judge"  # judge (ours, data/judge*.json) | reference:<file>
     error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
     cached: bool = False  # read from a judge file, not asked this time
     missing: str = ""  # cannot_tell: what the judge could not see
 
