@@ -271,9 +271,22 @@ def _batch_parser(sub: Any) -> None:
     t.add_argument(
         "--concurrency",
         type=positive_int,
-        default=2,
         metavar="N",
-        help="containers running at once (default: %(default)s)",
+        help="containers running at once (default: 2; --backend ray: as many as the cluster's "
+        "clawbench_docker resources allow)",
+    )
+    t.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs go: this machine's Docker engine, or the nodes of a Ray cluster "
+        "(pip install 'clawbench-intercept[ray]'; docs/scale-out.md) (default: %(default)s)",
+    )
+    t.add_argument(
+        "--ray-address",
+        metavar="HEAD:PORT",
+        help="--backend ray: the cluster's head (default: $RAY_ADDRESS, else a cluster "
+        "started on this machine)",
     )
     t.add_argument(
         "--resume",
