@@ -16,7 +16,14 @@ import brotli
 
 from proxy_addon.records.tokens import TokenCounts
 from scorer.preflight import PROMPT as PREFLIGHT_PROMPT
-from tests.support.model_replies import FAKE_MODEL, Reply, error_body, json_reply, sse_frames
+from tests.support.model_replies import (
+    FAKE_MODEL,
+    Reply,
+    error_body,
+    fail_body,
+    json_reply,
+    sse_frames,
+)
 
 if TYPE_CHECKING:
     from tests.support.fake_api import FakeModelAPI
@@ -200,7 +207,7 @@ class Connection:
         if call.path.endswith("/count_tokens"):
             return 200, {"input_tokens": max(1, len(json.dumps(call.body)) // 4)}, {}
         if srv.fail is not None:  # as a provider may send it: retry-after-ms small
-            return srv.fail, error_body(call.path, srv.fail), {"retry-after-ms": "20"}
+            return srv.fail, fail_body(call.path, srv.fail), {"retry-after-ms": "20"}
         return None
 
     async def _reply(self, call: Call, reply: Reply) -> bool:

@@ -82,6 +82,23 @@ ERROR_TYPES = {
 }
 
 
+OPENAI_FAIL_CODES = {
+    401: "invalid_api_key",
+    403: "permission_denied",
+    404: "model_not_found",
+    429: "rate_limit_exceeded",
+}
+"""The code OpenAI sends with each status (else server_error): --fail answers with these."""
+
+
+def fail_body(path: str, status: int) -> dict[str, Any]:
+    """--fail's reply, as the provider of the path sends it: Anthropic's error types for
+    /messages, OpenAI's codes for the rest."""
+    if "/messages" in path:
+        return error_body(path, status)
+    return error_body(path, status, OPENAI_FAIL_CODES.get(status, "server_error"))
+
+
 def error_body(path: str, status: int, kind: str | None = None) -> dict[str, Any]:
     """An error reply as the API sends it: Anthropic's for /messages, else OpenAI's."""
     kind = kind or ERROR_TYPES.get(status, "api_error")
