@@ -7,6 +7,7 @@
     clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
                                    [--resume BATCH_DIR] [--include-placeholders]
                                    [--stop-after N] [--allow-incomplete]
+                                   [--backend local|ray] [--ray-address HEAD:PORT]
     clawbench-sandbox check [--model ENTRY] [--judge-model NAME] --models-yaml FILE
 
 Exit codes: sandbox.options (RUN_EXIT_CODES, BATCH_EXIT_CODES; `--help` shows them).
@@ -30,7 +31,7 @@ from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import parser
 from sandbox.preflight import preflight, run_check
-from sandbox.run_request import request_from
+from sandbox.run_request import check_ray_options, request_from
 from scorer.preflight import PreflightFailed
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     _preflight(args, model, judge)
     outcome = run_task(client, req)
     judge_match = judge_verdict = None
-    scored = 0
+    scored, result = 0, None
     if judge is not None and outcome.intercepted:
         from sandbox.judging import score_run
 
@@ -129,6 +130,19 @@ def _run(args: argparse.Namespace) -> int:
         failed = scoring_failed(outcome.run_dir, scored, args.judge_model, args.models_yaml)
         print(f"clawbench-sandbox: {failed}", file=sys.stderr)
         return 130 if scored == 130 else 2
+    if result is not None:
+        from scorer.completeness import (
+            EXIT_INCOMPLETE,
+            incomplete_line,
+            incompleteness,
+            score_command,
+        )
+
+        if found := incompleteness(result):
+            again = score_command(outcome.run_dir, [args.judge_model], args.models_yaml)
+            print(f"clawbench-sandbox: {incomplete_line(found, again)}", file=sys.stderr)
+            if not args.allow_incomplete:
+                return EXIT_INCOMPLETE
     return outcome.exit_code
 
 
@@ -153,6 +167,10 @@ def _batch(args: argparse.Namespace) -> int:
     from sandbox.host.batch import BatchOptions, run_batch
 
     template, model = request_from(args, args.corpus, args.out)
+    if args.backend == "ray":
+        check_ray_options(args)
+    elif args.ray_address is not None:
+        raise UsageError("--ray-address goes with --backend ray")
     check = _checked_corpus(args)
     if check is None:
         return 2
@@ -163,7 +181,7 @@ def _batch(args: argparse.Namespace) -> int:
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
-        concurrency=args.concurrency,
+        concurrency=args.concurrency if args.backend == "ray" else args.concurrency or 2,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
         invalid=frozenset(check.invalid),
@@ -172,6 +190,11 @@ def _batch(args: argparse.Namespace) -> int:
         stop_after=args.stop_after,
         allow_incomplete=args.allow_incomplete,
     )
+    if args.backend == "ray":
+        from sandbox.cluster.batch import RayOptions, run_ray_batch
+
+        ray_options = RayOptions(args.ray_address)
+        return run_ray_batch(client, template, options, ray_options, json_output=args.json)
     return run_batch(client, template, options, json_output=args.json)
 
 

@@ -33,6 +33,9 @@ RUN_EXIT_CODES = """exit codes:
        the judge answered an error, or nothing answered; checked before any container starts),
        the judge does not resolve, proxy never ready, container failed, the model API failed
        the run's own calls (model_api_failure), or scoring the run failed (the run is kept)
+  3    incomplete: with --judge-model, the run intercepted but its verdict is missing (a judge
+       error or timeout); one line says so and the clawbench-score command that asks for it
+       (--allow-incomplete exits 0 instead)
   130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
 BATCH_EXIT_CODES = """exit codes:
   0    every run finished without an infra failure (intercepted or not) and, with
@@ -255,6 +258,7 @@ def _run_parser(sub: Any) -> None:
     r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
     _agent_options(r)
     _run_options(r)
+    _allow_incomplete(r, "exit by the run's category when its verdict is missing, instead of 3")
 
 
 def _batch_parser(sub: Any) -> None:
@@ -271,9 +275,22 @@ def _batch_parser(sub: Any) -> None:
     t.add_argument(
         "--concurrency",
         type=positive_int,
-        default=2,
         metavar="N",
-        help="containers running at once (default: %(default)s)",
+        help="containers running at once (default: 2; --backend ray: as many as the cluster's "
+        "clawbench_docker resources allow)",
+    )
+    t.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs go: this machine's Docker engine, or the nodes of a Ray cluster "
+        "(pip install 'clawbench-intercept[ray]'; docs/scale-out.md) (default: %(default)s)",
+    )
+    t.add_argument(
+        "--ray-address",
+        metavar="HEAD:PORT",
+        help="--backend ray: the cluster's head (default: $RAY_ADDRESS, else a cluster "
+        "started on this machine)",
     )
     t.add_argument(
         "--resume",
@@ -301,11 +318,13 @@ def _batch_parser(sub: Any) -> None:
         help="start no new run once N runs in a row ended model_api_failure (the key, quota or "
         "endpoint is broken: fix it, then --resume); 0 never stops (default: %(default)s)",
     )
-    t.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help="exit 0 on an incomplete batch (infra failures, missing verdicts) instead of 3",
+    _allow_incomplete(
+        t, "exit 0 on an incomplete batch (infra failures, missing verdicts) instead of 3"
     )
+
+
+def _allow_incomplete(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--allow-incomplete", action="store_true", help=help_text)
 
 
 def _check_parser(sub: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proxy_addon.cli_options import UsageError
+from proxy_addon.matching.redact import redact_command
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
@@ -133,3 +134,26 @@ def request_from(
         proxy_ready_timeout_s=args.proxy_timeout,
     )
     return request, model
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """--backend ray: Ray installed, and no secret on the command line (Ray records the driver's
+    command line as its job's entrypoint and shows it in its dashboard)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--backend ray needs Ray: pip install 'clawbench-intercept[ray]' (on every node too)"
+        ) from None
+    for item in args.env:
+        key, sep, _ = item.partition("=")
+        if sep:
+            raise UsageError(
+                f"--env {key}=...: with --backend ray a value on the command line reaches Ray's "
+                f"records; export {key} and pass --env {key}"
+            )
+    if args.agent_cmd is not None and redact_command(args.agent_cmd) != args.agent_cmd:
+        raise UsageError(
+            "--agent-cmd holds a secret-looking value, which Ray would record with the command "
+            "line; pass it with --env NAME from the environment"
+        )

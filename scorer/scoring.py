@@ -129,7 +129,8 @@ def resolve_judges(opts: ScoreOptions) -> list[JudgeConfig]:
     ]
 
 
-def _judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
+def judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
+    """The judges, rubrics and decide rule of opts, resolved; None without judges."""
     judges = resolve_judges(opts)
     if not judges:
         return None
@@ -173,7 +174,7 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
         check_csv(opts.csv)
     batches = _find(opts.paths)
     corpus = load_corpus(opts.tasks) if opts.tasks else None
-    spec = _judge_spec(opts)
+    spec = judge_spec(opts)
     prices = read_prices(opts.models_yaml) if opts.models_yaml else {}
     writer = Writer()
     judging = Judging(spec, writer, progress or NoProgress())
@@ -298,6 +299,7 @@ __all__ = [
     "RunScore",
     "ScoreOptions",
     "ScoreResult",
+    "judge_spec",
     "resolve_judge",
     "resolve_judges",
     "score",

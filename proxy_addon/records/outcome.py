@@ -39,6 +39,8 @@ class StopReason(StrEnum):
     CONTAINER_FAILED = "container_failed"
     INTERRUPTED = "interrupted"
     HOST_TIMEOUT = "host_timeout"
+    NODE_LOST = "node_lost"
+    """--backend ray: the run's node (or its Ray worker) went away before the run came back."""
     TASK_DATA = "task_data"
     UNKNOWN = "unknown"
 
@@ -59,6 +61,7 @@ INFRA_STOPS = frozenset(
         StopReason.CONTAINER_FAILED,
         StopReason.INTERRUPTED,
         StopReason.HOST_TIMEOUT,
+        StopReason.NODE_LOST,
         StopReason.TASK_DATA,
         "chrome_cdp_timeout",  # the reference's: its browser never came up
         "missing_harness",  # the reference's: the agent's harness is not installed
@@ -144,7 +147,11 @@ class Ending:
         """The stop_reason of a not-intercepted interception.json (the reference's list)."""
         if self.stop_reason in INTERCEPTION_STOP_REASONS:
             return self.stop_reason
-        if self.stop_reason in (StopReason.INTERRUPTED, StopReason.HOST_TIMEOUT):
+        if self.stop_reason in (
+            StopReason.INTERRUPTED,
+            StopReason.HOST_TIMEOUT,
+            StopReason.NODE_LOST,
+        ):
             return StopReason.CONTAINER_FAILED
         if self.stop_reason == StopReason.AGENT_RESOURCES_EXHAUSTED:
             return StopReason.AGENT_EXITED
@@ -173,6 +180,8 @@ def classify(
             return Ending(infra, StopReason.TASK_DATA, setup_failure)
         if setup_failure.startswith("interrupted"):
             return Ending(infra, StopReason.INTERRUPTED, setup_failure)
+        if setup_failure.startswith("node_lost"):
+            return Ending(infra, StopReason.NODE_LOST, setup_failure)
         return Ending(infra, StopReason.CONTAINER_FAILED, setup_failure)
     if stopped is None:
         why = f"no report.json from the container (exit code {exit_code})"

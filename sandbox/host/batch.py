@@ -17,6 +17,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +48,8 @@ from scorer.scoring import ScoreResult
 class BatchOptions:
     corpus: Path
     out: Path
-    concurrency: int = 2
+    concurrency: int | None = 2
+    """Runs at once; None: as many as the cluster takes (--backend ray)."""
     resume: Path | None = None
     include_placeholders: bool = False
     invalid: frozenset[Path] = frozenset()
@@ -61,7 +63,7 @@ class BatchOptions:
 
 
 @dataclass
-class _Plan:
+class BatchPlan:
     """Which tasks of the corpus run, which earlier runs are kept, which are skipped."""
 
     todo: list[tuple[int, Path]]
@@ -70,9 +72,24 @@ class _Plan:
     invalid: list[str]
 
 
-def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> _Plan:
+@dataclass
+class Executed:
+    """What executing a plan gave: every job by corpus index, whether Ctrl-C stopped it, and
+    how many runs went at once at most."""
+
+    jobs: dict[int, BatchJob]
+    interrupted: bool
+    concurrency: int
+
+
+Execute = Callable[[RunRequest, BatchOptions, Path, BatchPlan, ApiStreak], Executed]
+"""Runs a plan's tasks into the batch directory, starting none once the streak halts: in local
+containers (the default) or on a Ray cluster (sandbox.cluster)."""
+
+
+def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> BatchPlan:
     harness = template.job().harness
-    plan = _Plan([], {}, [], [])
+    plan = BatchPlan([], {}, [], [])
     for i, case_dir in enumerate(find_task_dirs(options.corpus)):
         if case_dir in options.invalid:
             plan.invalid.append(case_dir.name)
@@ -108,10 +125,10 @@ def _execute(
     template: RunRequest,
     options: BatchOptions,
     batch_dir: Path,
-    plan: _Plan,
+    plan: BatchPlan,
     streak: ApiStreak,
-) -> tuple[dict[int, BatchJob], bool]:
-    """Run the plan's tasks in containers: (jobs by corpus index, interrupted)."""
+) -> Executed:
+    """Run the plan's tasks in containers on this machine's engine."""
     batch_id = f"{batch_dir.name}-{secrets.token_hex(4)}"
     containers = engine.LiveContainers()
     stopping = threading.Event()
@@ -136,14 +153,15 @@ def _execute(
         say("interrupted: stopping running containers, starting no new runs")
         containers.kill_all()
 
-    futures, interrupted = run_all(plan.todo, work, options.concurrency, stopping, interrupted_now)
+    concurrency = options.concurrency or 2
+    futures, interrupted = run_all(plan.todo, work, concurrency, stopping, interrupted_now)
     removed = engine.remove_labelled(client, engine.BATCH_LABEL, batch_id)
     if removed:
         say(f"removed {removed} leftover container(s)")
     jobs = dict(plan.kept)
     for (i, case_dir), future in zip(plan.todo, futures, strict=True):
         jobs[i] = _job(future, template.model, case_name(case_dir), stopping.is_set())
-    return jobs, interrupted
+    return Executed(jobs, interrupted, concurrency)
 
 
 def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool) -> BatchJob:
@@ -198,10 +216,12 @@ def run_batch(
     options: BatchOptions,
     *,
     json_output: bool = False,
+    execute: Execute | None = None,
 ) -> int:
-    """Run the batch; the exit code of sandbox.options.BATCH_EXIT_CODES: 0 complete, 2 when
-    scoring failed, 3 incomplete (an infra failure, a missing verdict, a stop after model API
-    failures; 0 with allow_incomplete), 130 on Ctrl-C."""
+    """Run the batch (execute: where the runs go, this machine's engine by default); the exit
+    code of sandbox.options.BATCH_EXIT_CODES: 0 complete, 2 when scoring failed, 3 incomplete
+    (an infra failure, a missing verdict, a stop after model API failures; 0 with
+    allow_incomplete), 130 on Ctrl-C."""
     template.check_image(client)  # a missing or wrong image fails once, before any run
     batch_dir = _open_batch_dir(options)
     earlier = read_summary(batch_dir) if options.resume else None
@@ -213,14 +233,16 @@ def run_batch(
     )
     start = time.monotonic()
     streak = ApiStreak(options.stop_after)
-    jobs, interrupted = _execute(client, template, options, batch_dir, plan, streak)
+    run = execute or (lambda *args: _execute(client, *args))
+    executed = run(template, options, batch_dir, plan, streak)
+    jobs, interrupted = executed.jobs, executed.interrupted
     scored, result = 0, None
     if options.judge is not None and not interrupted:
         scored, result = _score(batch_dir, options, jobs)
     summary = batch_summary(
         started_at=earlier.started_at if earlier else now_iso(),
         elapsed_s=time.monotonic() - start + (earlier.elapsed_seconds if earlier else 0),
-        concurrency=options.concurrency,
+        concurrency=executed.concurrency,
         harness=template.job().harness,
         image=template.image,
         corpus=options.corpus,
@@ -253,4 +275,4 @@ def _report(batch_dir: Path, summary: BatchSummary, json_output: bool) -> None:
         print(f"batch {batch_dir}: {counts or 'no jobs'}")
 
 
-__all__ = ["BatchOptions", "run_batch"]
+__all__ = ["BatchOptions", "BatchPlan", "Execute", "Executed", "run_batch"]

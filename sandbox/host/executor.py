@@ -84,9 +84,10 @@ class RunRequest:
 
 
 class DockerExecutor:
-    """Executes a prepared run in a fresh container of req.image."""
+    """Executes a prepared run in a fresh container of req.image (client None: describes a run
+    that never reached an engine)."""
 
-    def __init__(self, client: docker.DockerClient, req: RunRequest) -> None:
+    def __init__(self, client: docker.DockerClient | None, req: RunRequest) -> None:
         self.client = client
         self.req = req
         self.image: RunImage | None = None
@@ -102,12 +103,15 @@ class DockerExecutor:
 
     def abandon(self, run: PreparedRun) -> None:
         """Ctrl-C inside a Docker call may have left a container we never got a handle on."""
+        if self.client is None:
+            return
         with contextlib.suppress(docker.errors.DockerException):
             engine.remove_labelled(self.client, engine.LABEL, str(run.run_dir))
 
     def _execute(self, run: PreparedRun) -> None:
         """Create, start, wait for and collect the container."""
         req = self.req
+        assert self.client is not None, "an executor without an engine only describes"
         self.image = req.check_image(self.client)
         files = self._files(run)
         self.container_name = f"clawbench-{run.case[:60]}-{secrets.token_hex(4)}"

@@ -309,6 +309,12 @@ def _report(reason: str, code: int | None = 0, exec_error: str | None = None) ->
             "container_failed",
             "container_failed",
         ),
+        (  # --backend ray: the run's node went away; the reference's list has no such reason
+            {"intercepted": False, "stopped": None, "setup_failure": "node_lost: node x left"},
+            "infra_failure",
+            "node_lost",
+            "container_failed",
+        ),
         # the proxy's record says the model API failed the run's own calls
         (
             {"intercepted": False, "stopped": _report("agent_exited"), "model_api": API},
@@ -556,7 +562,9 @@ def _help(capsys, *argv: str) -> str:
 def test_help_shows_defaults_and_exit_codes(capsys) -> None:
     batch = _help(capsys, "batch")
     for text in (
-        "--concurrency N containers running at once (default: 2)",
+        "--concurrency N containers running at once (default: 2; --backend ray: as many as "
+        "the cluster's clawbench_docker resources allow)",
+        "--backend {local,ray}",
         "output directory (default: out)",
         "(default: 10)",  # --stop-grace
         "(default: 60)",  # --proxy-timeout
