@@ -31,7 +31,7 @@ from proxy_addon.matching.bodies import Unevaluable, decode_content
 from proxy_addon.matching.urls import url_origin, url_path
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
-from proxy_addon.records.requestlog import RequestLogWriter
+from proxy_addon.records.requestwriter import RequestLogWriter
 from proxy_addon.records.usage import (
     USAGE_FILE,
     AgentUsage,

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog, RequestLogEntry
+from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog, RequestLogEntry, is_request
 from proxy_addon.records.runmeta import RunMeta
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 from scorer.batch.rescore_summary import TaskRow
@@ -151,7 +151,7 @@ def _near_misses(view: RunView) -> None:
     count = 0
     try:
         for line in log:
-            count += 1
+            count += is_request(line)
             if not isinstance(line, RequestLogEntry) or line.matched or not line.near_miss:
                 continue
             view.near_miss_count += 1
