@@ -49,7 +49,10 @@ RUN set -eu; \
     if [ -s /tmp/build/build-ca.pem ]; then export PIP_CERT=/tmp/build/build-ca.pem; fi; \
     python3 -m venv /opt/clawbench/venv; \
     /opt/clawbench/venv/bin/pip install -q --no-cache-dir --disable-pip-version-check \
-        -c /tmp/build/constraints.txt "mitmproxy>=12,<13" "pydantic>=2.7,<3" "setuptools>=69"
+        -c /tmp/build/constraints.txt "mitmproxy>=12,<13" "pydantic>=2.7,<3" "setuptools>=69"; \
+    /opt/clawbench/venv/bin/pip install -q --no-cache-dir --disable-pip-version-check \
+        -c /tmp/build/constraints.txt "uvloop>=0.19" \
+        || echo "uvloop did not install: the proxy runs on asyncio's own event loop"
 COPY src/ /tmp/build/src/
 RUN /opt/clawbench/venv/bin/pip install -q --no-cache-dir --disable-pip-version-check \
         --no-deps --no-build-isolation /tmp/build/src \

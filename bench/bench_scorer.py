@@ -1,7 +1,7 @@
 """Scorer benchmark: clawbench-score under a rate-limited judge, and a cached re-run.
 
     .venv/bin/python bench/bench_scorer.py [--runs 1000] [--latency 0.2] [--rounds 5]
-                                           [--reference] [capped] [cached] [--no-docs]
+                                           [--reference] [capped] [cached]
 
 A batch of N intercepted runs is scored against a loopback OpenAI-compatible judge
 (sandbox/scripted_models/judge.py) answering in LATENCY seconds. Every figure is the whole
@@ -14,8 +14,8 @@ process's wall time, measured in this run. The goals:
 
 --reference also runs the reference's clawbench-rescore (clawbench-eval 0.11.0, installed into
 bench/results/ref-venv) under the same capped judge at its default 4 workers and at 32, to show
-what it loses to 429s. Results: bench/results/scorer.json and, unless --no-docs, the
-"## Scorer" section of docs/benchmarks.md.
+what it loses to 429s. Results: bench/results/scorer.json, and the same figures as a Markdown
+table in bench/results/scorer.md (printed too); docs/benchmarks.md quotes them by hand.
 """
 
 from __future__ import annotations
@@ -210,18 +210,6 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
     return "\n".join(lines)
 
 
-def update_docs(section: str) -> None:
-    path = ROOT / "docs" / "benchmarks.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find("## Scorer")
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("scenarios", nargs="*", help="capped, cached (default: both)")
@@ -229,7 +217,6 @@ def main() -> int:
     p.add_argument("--latency", type=float, default=0.2)
     p.add_argument("--rounds", type=int, default=5, help="cached re-runs (the median is shown)")
     p.add_argument("--reference", action="store_true", help="run clawbench-rescore as well")
-    p.add_argument("--no-docs", action="store_true")
     args = p.parse_args()
     chosen = args.scenarios or ["capped", "cached"]
     if unknown := set(chosen) - {"capped", "cached"}:
@@ -254,9 +241,9 @@ def main() -> int:
     results["load"].append(os.getloadavg()[0])
     (RESULTS / "scorer.json").write_text(json.dumps(results, indent=2))
     section = report(results, args.runs, args.latency)
+    (RESULTS / "scorer.md").write_text(section)
     print("\n" + section)
-    if not args.no_docs and len(chosen) == 2:
-        update_docs(section)
+    print(f"results: {RESULTS / 'scorer.json'}, {RESULTS / 'scorer.md'}")
     return 0
 
 

@@ -78,11 +78,17 @@ def free_port() -> int:
 
 
 def start_mitmdump(
-    tmp: Path, name: str, addon: bool, upstream_port: int, extra: list[str] | None = None
+    tmp: Path,
+    name: str,
+    addon: bool,
+    upstream_port: int,
+    extra: list[str] | None = None,
+    lazy: bool = True,
 ):
     """Plain or addon mitmdump on a fixed port; returns (proc, port, data_dir). The addon may
     reach the loopback upstream (clawbench_allow_private), and the task's host is routed there
-    (as the tests route theirs): its block happens before any connection either way."""
+    (as the tests route theirs): its block happens before any connection either way. lazy=False
+    leaves plain mitmdump's own connection strategy (eager)."""
     port = free_port()
     data = tmp / f"{name}-data"
     args = [
@@ -92,8 +98,7 @@ def start_mitmdump(
         f"regular@127.0.0.1:{port}",
         "--set",
         f"confdir={tmp / 'conf'}",
-        "--set",
-        "connection_strategy=lazy",
+        *(["--set", "connection_strategy=lazy"] if lazy else []),
     ]
     if addon:
         task = tmp / "task.json"

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from proxy_addon.cli_options import UsageError
 from proxy_addon.records.layout import find_task_dirs
 from sandbox.corpus_check import CorpusCheck, check_corpus
 from sandbox.harnesses import get_harness, harness_image
@@ -25,7 +26,7 @@ from sandbox.host import docker_api as engine
 from sandbox.host.executor import run_task
 from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
-from sandbox.options import UsageError, parser
+from sandbox.options import parser
 from sandbox.run_request import request_from
 
 if TYPE_CHECKING:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from proxy_addon.cli_options import OneLineParser
 from sandbox.container.contract import MIN_RECORDS_BUDGET
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
@@ -32,17 +33,6 @@ BATCH_EXIT_CODES = """exit codes:
        at least one run ended as an infra failure, or --judge-model: the judge
        does not resolve (checked before any container starts) or scoring the batch failed
   130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
-
-
-class UsageError(ValueError):
-    """A bad command line; one line on stderr, exit 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad command line as a UsageError (one line, exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
 def _agent_options(p: argparse.ArgumentParser) -> None:
@@ -199,7 +189,7 @@ FMT = argparse.RawDescriptionHelpFormatter  # keeps the exit-code tables as writ
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="clawbench-sandbox",
         description="Build the agent image, run one task in it, or run a corpus as a batch.",
         epilog=f"run {RUN_EXIT_CODES}\n\nbatch {BATCH_EXIT_CODES}",

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from proxy_addon.cli_options import UsageError
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
@@ -18,7 +19,6 @@ from sandbox.host.executor import RunRequest
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
 from sandbox.option_types import default_image
-from sandbox.options import UsageError
 
 
 def _pairs(values: Sequence[str], flag: str, *, from_env: bool = False) -> dict[str, str]:

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from proxy_addon.cli_options import OneLineParser, UsageError, count, positive_int, seconds
 from scorer.batch.judging import NoProgress, Progress
 from scorer.batch.scored_run import DECIDE_RULES
 from scorer.display import PlainProgress, ProgressReporter, print_result
@@ -38,20 +39,6 @@ EXIT_USAGE = 2
 NO_JUDGE_HINT = ", or pass --no-judge for Stage 1 only"
 """What the built-in judge's missing key adds here: this command can score without a judge."""
 EXIT_INTERRUPTED = 130
-
-
-def _positive(value: str) -> int:
-    n = int(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
-
-
-def _seconds(value: str) -> float:
-    n = float(value)
-    if not n > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return n
 
 
 def _judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,15 +62,17 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only; no judge key needed")
     p.add_argument(
         "--concurrency",
-        type=_positive,
+        type=positive_int,
         default=16,
         help="judge calls in flight at most (adapts down on 429); default 16",
     )
-    p.add_argument("--timeout", type=_seconds, default=60.0, help="seconds per judge call")
+    p.add_argument(
+        "--timeout", type=seconds(zero_ok=False), default=60.0, help="seconds per judge call"
+    )
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="clawbench-score",
         description="Re-grade ClawBench runs without re-running agents: Stage 1 (the proxy's "
         "interception, re-checked), Stage 2 (an LLM judge), rescore-summary.json per batch and "
@@ -99,10 +88,10 @@ def parser() -> argparse.ArgumentParser:
         help="the task corpus the runs came from: sets N, "
         "missing and extra runs, judge_context and the Stage-1 re-check",
     )
-    p.add_argument("--n-total", type=_positive, help="N to divide by (a published corpus size)")
+    p.add_argument("--n-total", type=positive_int, help="N to divide by (a published corpus size)")
     _judge_arguments(p)
     p.add_argument("--force", action="store_true", help="judge again, ignoring saved verdicts")
-    p.add_argument("--limit", type=int, help="judge at most N runs this time")
+    p.add_argument("--limit", type=count, metavar="N", help="judge at most N runs this time")
     p.add_argument(
         "--enforce-recheck",
         action="store_true",
@@ -111,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", help="the dataset name of the leaderboard row")
     p.add_argument(
         "--dump-limit",
-        type=_positive,
+        type=positive_int,
         default=DUMP_LIMIT,
         help=f"bytes of the request shown to the judge (default {DUMP_LIMIT})",
     )
@@ -130,17 +119,11 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-class UsageError(ValueError):
-    """The command line itself is wrong."""
-
-
 def options(args: argparse.Namespace) -> ScoreOptions:
     """ScoreOptions from parsed arguments (UsageError when they do not fit together)."""
     path = args.path or args.only_batch
     if path is None or (args.path and args.only_batch and args.path != args.only_batch):
         raise UsageError("give one PATH (or --only-batch PATH)")
-    if args.limit is not None and args.limit < 0:
-        raise UsageError("--limit must be 0 or more")
     return ScoreOptions(
         paths=[path],
         judges=[] if args.no_judge else (args.judge_model or [DEFAULT_JUDGE]),
@@ -209,7 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as e:
+        print(f"clawbench-score: {e}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         with _sigterm_interrupts():
             result = score(options(args), _progress(args))

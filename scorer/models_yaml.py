@@ -20,10 +20,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scorer.judge.providers import api_types, openai_base_url, provider_for
+
 DEFAULT_JUDGE = "deepseek-v4-pro"
 """The judge used unless another is named (SPEC section 6)."""
 DEFAULT_BASE_URL = "https://api.deepseek.com"
-API_TYPES = ("openai-completions", "openai-responses", "google-generative-ai", "anthropic-messages")
+API_TYPES = api_types()
+"""Every api_type a judge entry may name (the OpenAI ones and the providers')."""
 PRICE_EXAMPLE = "price_per_million_tokens: {input: 1.25, output: 10, cached_input: 0.125}"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -82,7 +85,7 @@ class JudgeConfig:
     name: str
     base_url: str
     api_type: str
-    provider: str  # deepseek | openai | google | anthropic | generic: which extras it takes
+    provider: str  # a registered provider's name (scorer.judge.providers): its extras
     thinking_level: str | None = None
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -120,29 +123,6 @@ def _expand(value: Any, where: str, env: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [_expand(v, f"{where}[{i}]", env) for i, v in enumerate(value)]
     return value
-
-
-def _provider(api_type: str, base_url: str) -> str:
-    host = (urlsplit(base_url).hostname or "").lower()
-    if api_type == "google-generative-ai" or host.endswith("generativelanguage.googleapis.com"):
-        return "google"
-    if api_type == "anthropic-messages" or host == "api.anthropic.com":
-        return "anthropic"
-    if host == "api.deepseek.com":
-        return "deepseek"
-    if host == "api.openai.com":
-        return "openai"
-    return "generic"
-
-
-def openai_base_url(api_type: str, base_url: str) -> str:
-    """The OpenAI-compatible base URL for an entry (Gemini and Anthropic have their own)."""
-    base = base_url.rstrip("/")
-    if api_type == "google-generative-ai" and "/openai" not in base:
-        base = re.sub(r"/v1(beta)?$", "", base) + "/v1beta/openai"
-    elif api_type == "anthropic-messages" and not base.endswith("/v1"):
-        base += "/v1"
-    return base
 
 
 def read_models_yaml(path: Path) -> dict[str, Any]:
@@ -197,7 +177,7 @@ def entry_config(
         name=name,
         base_url=base,
         api_type=entry.api_type,
-        provider=_provider(entry.api_type, base),
+        provider=provider_for(entry.api_type, base).name,
         thinking_level=entry.thinking_level,
         temperature=0.0 if entry.temperature is None else entry.temperature,
         max_tokens=entry.max_tokens,

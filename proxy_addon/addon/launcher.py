@@ -1,4 +1,9 @@
-"""Start mitmdump with the addon as a subprocess and wait until it is ready (demo, tests, bench)."""
+"""The sandbox's proxy: its command line (the container's, the demo's, the tests' and the
+benchmarks' alike), and starting it as a subprocess, ready once .proxy-ready is written.
+
+The proxy is `clawbench-proxy` (proxy_addon/addon/master.py: mitmproxy with the addon and only
+the built-in addons it needs, uvloop); `stock=True` runs the addon
+under mitmdump's own launch instead, for the page-load benchmark's comparison."""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from pydantic import ValidationError
 from proxy_addon.records.interception import ProxyReady
 
 ADDON = Path(__file__).resolve().parent.parent / "clawbench.py"
+MASTER = "proxy_addon.addon.master"
+"""The sandbox's proxy process, run as `python -m` (the `clawbench-proxy` command)."""
 
 
 class ProxyStartError(RuntimeError):
@@ -81,29 +88,28 @@ class ProxyProcess:
         self.stop()
 
 
-def _argv(
-    task: str | os.PathLike[str],
-    data: Path,
-    conf: Path,
+def proxy_argv(
+    python: str,
     modes: Sequence[str],
-    options: Mapping[str, str | Sequence[str]] | None,
-    extra_args: Sequence[str] = (),
-    quiet: bool = True,
+    settings: Mapping[str, str | Sequence[str]],
+    *,
+    quiet: bool = False,
+    stock: bool = False,
 ) -> list[str]:
-    """The mitmdump command line: the addon, one --mode per listener, one --set per value."""
-    args = [mitmdump_path(), *(["-q"] if quiet else []), "-s", str(ADDON)]
+    """The proxy's command line for the interpreter `python` (the venv's bin/python): one
+    --mode per listener, one --set per value (a list of strings is passed once per value)."""
+    if stock:
+        args = [str(Path(python).with_name("mitmdump")), "-s", str(ADDON)]
+    else:
+        args = [python, "-m", MASTER]
+    if quiet:
+        args.append("-q")
     for mode in modes:
         args += ["--mode", mode]
-    opts: dict[str, str | Sequence[str]] = {
-        "clawbench_task": str(task),
-        "clawbench_data": str(data),
-        "confdir": str(conf),
-    }
-    opts.update(options or {})
-    for key, value in opts.items():
+    for key, value in settings.items():
         for one in [value] if isinstance(value, str) else value:
             args += ["--set", f"{key}={one}"]
-    return args + list(extra_args)
+    return args
 
 
 def _wait_ready(
@@ -142,19 +148,27 @@ def start_proxy(
     extra_args: Sequence[str] = (),
     log_path: str | os.PathLike[str] | None = None,
     quiet: bool = True,
+    stock: bool = False,
 ) -> ProxyProcess:
-    """Run `mitmdump -s proxy_addon/clawbench.py` for task into data_dir; return once ready.
+    """Run the sandbox's proxy for task into data_dir; return once ready.
 
     An option given a list of strings is passed once per value (clawbench_route takes several).
-    mitmdump's output goes to log_path (default: <data_dir>.mitmdump.log beside data_dir);
-    quiet=False keeps its info lines (the addon's, and one line per flow).
+    Its output goes to log_path (default: <data_dir>.mitmdump.log beside data_dir); quiet=False
+    keeps its info lines (the addon's). stock=True: mitmdump -s proxy_addon/clawbench.py.
     """
     data = Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
     conf = Path(confdir) if confdir else data.parent / ".mitmproxy"
     ready_file = data / ".proxy-ready"
     ready_file.unlink(missing_ok=True)
-    args = _argv(task, data, conf, modes, options, extra_args, quiet)
+    settings: dict[str, str | Sequence[str]] = {
+        "clawbench_task": str(task),
+        "clawbench_data": str(data),
+        "confdir": str(conf),
+    }
+    settings.update(options or {})
+    args = proxy_argv(sys.executable, modes, settings, quiet=quiet, stock=stock)
+    args += list(extra_args)
     log = Path(log_path) if log_path else data.parent / f"{data.name}.mitmdump.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -166,8 +180,10 @@ def start_proxy(
 
 __all__ = [
     "ADDON",
+    "MASTER",
     "ProxyProcess",
     "ProxyStartError",
     "mitmdump_path",
+    "proxy_argv",
     "start_proxy",
 ]

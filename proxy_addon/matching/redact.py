@@ -15,7 +15,23 @@ SECRET_HEADERS = frozenset(
 )
 _URL_HEADERS = frozenset({"referer", "location", "content-location"})
 """Headers whose value is a URL, and so may carry secrets in its query."""
-SECRET_KEY = re.compile(r"token|secret|password|passwd|csrf|session|api[-_]?key", re.IGNORECASE)
+SECRET_WORDS = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "csrf",
+    "session",
+    "api[-_]?key",
+    "auth(?![a-z])",  # auth, basic_auth, X-Auth, OAUTH_TOKEN; not author or authority
+    "authori[sz]ation",
+)
+"""The one list of secret-looking words (regular expressions, case ignored): a header, body or
+query key holding one is redacted, and so is a command line's NAME=value or --flag value."""
+_WORDS = "|".join(SECRET_WORDS)
+SECRET_KEY = re.compile(_WORDS, re.IGNORECASE)
+_SECRET_ASSIGNMENT = re.compile(rf"\b([\w-]*(?:{_WORDS})[\w-]*)=(\S+)", re.IGNORECASE)
+_SECRET_FLAG = re.compile(rf"(--[\w-]*(?:{_WORDS})[\w-]*[ =])(\S+)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=4096)  # header names repeat on every request; the proxy's hot path
@@ -82,11 +98,19 @@ def redact_url(url: str) -> str:
     return f"{base}?{'&'.join(parts)}{hsep}{frag}"
 
 
+def redact_command(command: str) -> str:
+    """A shell command with NAME=value and --flag value secrets replaced by [REDACTED]."""
+    command = _SECRET_ASSIGNMENT.sub(rf"\1={REDACTED}", command)
+    return _SECRET_FLAG.sub(rf"\1{REDACTED}", command)
+
+
 __all__ = [
     "REDACTED",
     "SECRET_HEADERS",
     "SECRET_KEY",
+    "SECRET_WORDS",
     "is_secret_key",
+    "redact_command",
     "redact_fields",
     "redact_headers",
     "redact_url",

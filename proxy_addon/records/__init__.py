@@ -7,6 +7,7 @@ addon, the scorer and the sandbox alike:
 | data/requests.jsonl (its line models, its reader) | `requestlog` |
 | requests.jsonl's writer under its byte budget, data/requests-summary.json | `requestwriter` |
 | data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
+| data/traffic.har (the run's traffic as HAR 1.2, built from requests.jsonl) | `har`, `traffic` |
 | agent/result.json (a harness's own claim) | `agentresult` |
 | run-meta.json | `runmeta` |
 | batch-summary.json | `batchsummary` |

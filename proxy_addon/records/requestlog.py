@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -73,8 +72,8 @@ class Verdict(StrEnum):
     MODEL_CALL = "model_call"
 
 
-PATH_CAP = 512
-"""Characters of a ShortLine's path."""
+URL_CAP = 512
+"""Characters of a ShortLine's URL."""
 
 
 class ShortLine(BaseModel):
@@ -86,9 +85,8 @@ class ShortLine(BaseModel):
     short: Literal[True] = True
     id: str | None = _UNSET
     method: str
-    host: str
-    path: str
-    """Without the query, at most PATH_CAP characters."""
+    url: str
+    """Its scheme, host and path: no query, at most URL_CAP characters."""
     verdict: Verdict
     request_size: int = Field(ge=0)
     status: int | None = _UNSET
@@ -124,6 +122,21 @@ LogLine = RequestLogEntry | ModelCallLine | ShortLine | ResponseLine
 """A line of requests.jsonl, told apart by `model_call`, `short` and `response`."""
 
 
+class ReferenceLogLine(BaseModel):
+    """A line of the reference's requests.jsonl (its browser's log, read for traffic.har): the
+    request as Chrome handed it over, raw (never redacted), no verdict of its own."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timestamp: float
+    url: str
+    method: str
+    headers: dict[str, Any] = Field(default_factory=dict)
+    body: Any = None
+    query_params: dict[str, Any] = Field(default_factory=dict)
+    resource_type: str
+
+
 def parse_line(data: Any) -> LogLine:
     """One line's JSON value as its model; ValidationError when it is none of them."""
     if isinstance(data, dict):
@@ -156,7 +169,6 @@ def shorten(line: LogLine) -> LogLine:
     """The line as written past the full-line part of the budget (a ResponseLine, or a line
     already short, as it is)."""
     if isinstance(line, RequestLogEntry):
-        parts = urlsplit(line.url)
         verdict = Verdict.PASSED
         if line.refused:
             verdict = Verdict.REFUSED
@@ -165,9 +177,8 @@ def shorten(line: LogLine) -> LogLine:
         return ShortLine(
             timestamp=line.timestamp,
             id=line.id,
-            method=line.method[:PATH_CAP],
-            host=parts.netloc[:PATH_CAP],
-            path=parts.path[:PATH_CAP],
+            method=line.method[:URL_CAP],
+            url=line.url.partition("?")[0][:URL_CAP],
             verdict=verdict,
             request_size=line.body_size,
         )
@@ -175,8 +186,7 @@ def shorten(line: LogLine) -> LogLine:
         return ShortLine(
             timestamp=line.timestamp,
             method=line.method,
-            host=line.host,
-            path=line.path[:PATH_CAP],
+            url=line.url[:URL_CAP],
             verdict=Verdict.MODEL_CALL,
             request_size=line.request_size,
             status=line.status,
@@ -189,16 +199,25 @@ class RequestLog:
     """The one reader of requests.jsonl: iterating yields each line as its model, in order.
 
     Lines that are none of ours (the reference's shape, a line cut by a killed proxy) are
-    skipped and counted in `unread`, the first few described in `problems`. A missing file
+    skipped and counted in `unread`, the first few described in `problems`; with
+    `reference=True` the reference's lines are yielded as ReferenceLogLine instead (traffic.har
+    of a reference run). `last_size` is the bytes of the line last yielded. A missing file
     raises FileNotFoundError when iterated.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, reference: bool = False) -> None:
         self.path = Path(path)
+        self.reference = reference
         self.unread = 0
+        self.last_size = 0
         self.problems: list[str] = []
 
-    def __iter__(self) -> Iterator[LogLine]:
+    def _parse(self, data: Any) -> LogLine | ReferenceLogLine:
+        if self.reference and isinstance(data, dict) and "resource_type" in data:
+            return ReferenceLogLine.model_validate(data)
+        return parse_line(data)
+
+    def __iter__(self) -> Iterator[LogLine | ReferenceLogLine]:
         self.unread, self.problems = 0, []
         with self.path.open("rb") as lines:
             for number, raw in enumerate(lines, 1):
@@ -206,7 +225,9 @@ class RequestLog:
                     continue
                 try:
                     # json.loads, not pydantic's JSON parser: that one refuses a lone surrogate.
-                    yield parse_line(json.loads(raw))
+                    line = self._parse(json.loads(raw))
+                    self.last_size = len(raw)
+                    yield line
                 except ValueError as e:
                     self.unread += 1
                     if len(self.problems) < 5:
@@ -230,10 +251,11 @@ def read_request_log(path: str | os.PathLike[str]) -> list[LogLine]:
 
 
 __all__ = [
-    "PATH_CAP",
     "REQUESTS_FILE",
+    "URL_CAP",
     "LogLine",
     "ModelCallLine",
+    "ReferenceLogLine",
     "RequestLog",
     "RequestLogEntry",
     "ResponseLine",

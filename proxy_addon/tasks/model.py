@@ -214,28 +214,47 @@ def _not_json(constant: str) -> Any:
     raise _NotJson(constant)
 
 
-def read_task_json(path: str | os.PathLike[str]) -> Any:
-    """Read and JSON-decode a task file, with errors naming the file."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "task.json"
+def read_task_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A task file's bytes (a directory means its task.json), with errors naming the file."""
+    p = task_path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_bytes()
     except FileNotFoundError:
         raise TaskError(p, "", "file not found; pass a task.json or its directory") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise TaskError(p, "", f"cannot read: {e}") from e
+
+
+def decode_task_json(raw: bytes, path: str | os.PathLike[str]) -> Any:
+    """A task file's bytes as JSON, strictly: UTF-8, and no NaN or Infinity (Python's json reads
+    them, JSON has no such values); TaskError naming the file. The one decoder of task.json."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TaskError(path, "", f"cannot read: {e}") from e
     try:
         return json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
-        raise TaskError(p, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+        raise TaskError(
+            path, "", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        ) from e
     except _NotJson as e:
         raise TaskError(
-            p, "", f"{e} is not JSON (a filter value must be a number, string, bool or null)"
+            path, "", f"{e} is not JSON (a filter value must be a number, string, bool or null)"
         ) from e
     except ValueError as e:  # valid JSON Python will not read: an integer of > 4300 digits
         why = str(e).split(";")[0]
-        raise TaskError(p, "", f"JSON not readable: {why} (shorten the number)") from e
+        raise TaskError(path, "", f"JSON not readable: {why} (shorten the number)") from e
+
+
+def read_task_json(path: str | os.PathLike[str]) -> Any:
+    """Read and JSON-decode a task file (strictly, as decode_task_json), errors naming the file."""
+    return decode_task_json(read_task_bytes(path), task_path(path))
+
+
+def task_from_bytes(raw: bytes, path: str | os.PathLike[str]) -> Task:
+    """A task file's bytes decoded and validated: what load_task does once the file is read."""
+    return parse_task(decode_task_json(raw, path), path)
 
 
 def task_path(path: str | os.PathLike[str]) -> Path:
@@ -246,5 +265,4 @@ def task_path(path: str | os.PathLike[str]) -> Path:
 
 def load_task(path: str | os.PathLike[str]) -> Task:
     """Load and validate one task.json (or a directory holding one)."""
-    p = task_path(path)
-    return parse_task(read_task_json(p), p)
+    return task_from_bytes(read_task_bytes(path), task_path(path))

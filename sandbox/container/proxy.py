@@ -1,4 +1,5 @@
-"""mitmdump + addon inside the container: its command line, and waiting until it is ready.
+"""The proxy inside the container (clawbench-proxy: mitmproxy + the addon, launched as
+proxy_addon/addon/launcher.py builds it): its command line, and waiting until it is ready.
 
 Listeners: regular mode on 127.0.0.1:8080 (the proxy variables point there) and transparent mode
 on 8081 for IPv4 and, when the namespace has it, IPv6 (the firewall redirects the agent's direct
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from proxy_addon.addon.launcher import ADDON
+from proxy_addon.addon.launcher import proxy_argv
 from proxy_addon.records.interception import ProxyReady
 from sandbox.container.contract import (
     CONF_DIR,
@@ -59,13 +60,12 @@ def mitmdump_argv(
     submit_page: bool,
     records_budget: int = RECORDS_BUDGET,
 ) -> list[str]:
-    """The mitmdump command: the addon, the listeners, our options, then the user's --mitm-set;
+    """The proxy's command: the listeners, our options, then the user's --mitm-set;
     requests.jsonl gets the records budget but mitmdump.log's share."""
     modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
     if ipv6:
         modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
     settings: dict[str, str | list[str]] = {
-        "flow_detail": "0",
         # The proxy's memory stays bounded whatever the agent sends; a matching request over
         # it is still blocked and credited (body_unverified).
         "body_size_limit": BODY_SIZE_LIMIT,
@@ -83,13 +83,7 @@ def mitmdump_argv(
         given = [allowed] if isinstance(allowed, str) else list(allowed)
         page = [f"127.0.0.1:{SUBMIT_PORT}", f"[::1]:{SUBMIT_PORT}"]
         settings["clawbench_allow_private"] = [*given, *page]
-    argv = [f"{VENV}/bin/mitmdump", "-s", str(ADDON)]
-    for mode in modes:
-        argv += ["--mode", mode]
-    for key, value in settings.items():
-        for one in [value] if isinstance(value, str) else value:
-            argv += ["--set", f"{key}={one}"]
-    return argv
+    return proxy_argv(f"{VENV}/bin/python", modes, settings)
 
 
 def wait_ready(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from proxy_addon.cli_options import OneLineParser, UsageError, positive_int
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
 from sandbox.demo.local import RunResult
@@ -37,7 +38,7 @@ from sandbox.host.docker_api import EngineError
 from sandbox.host.image import DEFAULT_IMAGE, REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
-from sandbox.option_types import default_image, positive_int
+from sandbox.option_types import default_image
 from sandbox.runs.batch import batch_summary, job_of
 from scorer.cli import NO_JUDGE_HINT
 from scorer.display import print_result
@@ -50,7 +51,7 @@ EXPECTED = {"correct": True, "wrong": True, "gives-up": False}
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="clawbench-demo",
         description="Run agents through the interception proxy on the demo tasks, write a batch "
         "in the reference's layout and score it.",
@@ -156,7 +157,11 @@ def _new_batch(out: Path, ts: str) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; 0 when every run ended as planned, 1 otherwise, 2 on bad input, 130 when
     interrupted (Ctrl-C or SIGTERM: every agent and mitmdump is stopped first)."""
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except UsageError as e:
+        print(f"clawbench-demo: {e}", file=sys.stderr)
+        return 2
     try:
         with sigterm_as_interrupt():  # SIGTERM stops the demo like Ctrl-C
             return _demo(args)

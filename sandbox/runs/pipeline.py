@@ -3,7 +3,7 @@
     prepare   a fresh run directory, task.json copied verbatim, the task loaded, the agent's view
     execute   an Executor runs the agent with the proxy (a container, or the demo's processes)
     record    classify how it ended (records.outcome), write interception.json when the addon
-              wrote none, and run-meta.json (runs.record)
+              wrote none, data/traffic.har and run-meta.json (runs.record)
 
 Every run that got as far as a run directory ends with run-meta.json and interception.json,
 infra failures included (a bug of ours too: its traceback goes to data/runner-error.log), so a
@@ -24,9 +24,9 @@ from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
-from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
+from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes, task_path
 from sandbox.runs.agentview import AgentView, agent_view
-from sandbox.runs.record import record_not_intercepted, write_meta
+from sandbox.runs.record import record_not_intercepted, record_traffic, write_meta
 
 
 @dataclass(frozen=True)
@@ -123,14 +123,11 @@ def prepare(job: RunJob) -> PreparedRun:
 def load(run: PreparedRun) -> None:
     """Copy task.json verbatim (for offline re-grading) and load it; TaskError if it is bad."""
     src = task_path(run.job.task_dir)
-    try:
-        raw = src.read_bytes()
-    except OSError as e:
-        raise TaskError(src, "", f"cannot read: {e}") from e
+    raw = read_task_bytes(src)
     run.task_bytes = raw
     run.task_sha256 = hashlib.sha256(raw).hexdigest()
     write_bytes_atomic(run.run_dir / "task.json", raw)
-    run.task = load_task(src)  # a url_pattern that does not compile is a TaskError here
+    run.task = task_from_bytes(raw, src)  # a url_pattern that does not compile is a TaskError
     run.view = agent_view(run.task, src.parent)
     keep_user_info(run.run_dir, run.view)
 
@@ -173,8 +170,8 @@ def run_one(job: RunJob, executor: Executor) -> RunOutcome:
 
 
 def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) -> Ending:
-    """Classify the run and write its records: interception.json (if the addon wrote none) and
-    run-meta.json (with the executor's blocks)."""
+    """Classify the run and write its records: interception.json (if the addon wrote none),
+    traffic.har and run-meta.json (with the executor's blocks)."""
     run.data.mkdir(exist_ok=True)
     intercepted = _intercepted(run.data)
     ex = run.execution
@@ -186,6 +183,7 @@ def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) 
         host_timeout=ex.host_timeout,
     )
     record_not_intercepted(run.data, ending, run.task)
+    record_traffic(run)
     write_meta(run, ending, intercepted, blocks)
     return ending
 

@@ -8,7 +8,6 @@ listed by name only and the agent command has secret-looking assignments redacte
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,22 +19,12 @@ from proxy_addon.records.outcome import Category, Ending
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
+from proxy_addon.records.traffic import write_traffic_har
 from proxy_addon.records.usage import USAGE_FILE, read_usage
 
 if TYPE_CHECKING:
     from proxy_addon.tasks.model import Task
     from sandbox.runs.pipeline import PreparedRun
-
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?i)\b([\w-]*(?:token|secret|password|passwd|api[-_]?key|auth)[\w-]*)=(\S+)"
-)
-_SECRET_FLAG = re.compile(r"(?i)(--[\w-]*(?:token|secret|password|api[-_]?key)[\w-]*[ =])(\S+)")
-
-
-def redact_command(command: str) -> str:
-    """A shell command with NAME=value and --flag value secrets replaced by [REDACTED]."""
-    command = _SECRET_ASSIGNMENT.sub(r"\1=[REDACTED]", command)
-    return _SECRET_FLAG.sub(r"\1[REDACTED]", command)
 
 
 def meta_core(run: PreparedRun, ending: Ending, intercepted: bool) -> dict[str, Any]:
@@ -73,6 +62,15 @@ def record_not_intercepted(data: Path, ending: Ending, task: Task | None) -> Non
     write_json_atomic(
         data / "interception.json", NotIntercepted.for_reason(ending.interception_reason, schema)
     )
+
+
+def record_traffic(run: PreparedRun) -> None:
+    """data/traffic.har (HAR 1.2) from what the proxy recorded; one that cannot be written is a
+    collection warning of the run, never a lost run."""
+    try:
+        write_traffic_har(run.run_dir)
+    except OSError as e:
+        run.execution.problems.append(f"data/traffic.har: not written: {e.strerror or e}")
 
 
 def agent_fields(run_dir: Path) -> dict[str, Any]:
@@ -125,4 +123,4 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
 
 
-__all__ = ["meta_core", "record_not_intercepted", "redact_command", "write_meta"]
+__all__ = ["meta_core", "record_not_intercepted", "record_traffic", "write_meta"]

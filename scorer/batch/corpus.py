@@ -8,12 +8,11 @@ a run could not say which one it ran.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from proxy_addon.records.layout import find_task_dirs
-from proxy_addon.tasks.model import Task, TaskError, parse_task
+from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes
 
 
 class CorpusError(ValueError):
@@ -55,12 +54,10 @@ def load_corpus(root: Path) -> Corpus:
     corpus = Corpus(root)
     for path in (d / "task.json" for d in find_task_dirs(root)):
         try:
-            raw = path.read_bytes()
-            task = parse_task(json.loads(raw), path)
+            raw = read_task_bytes(path)
+            task = task_from_bytes(raw, path)
         except TaskError as e:
             raise CorpusError(f"--tasks: {e}") from e
-        except (OSError, ValueError) as e:
-            raise CorpusError(f"--tasks: {path}: cannot read: {e}") from e
         slug = path.parent.name
         sha = hashlib.sha256(raw).hexdigest()
         seen = corpus.tasks.get(slug)

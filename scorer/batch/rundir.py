@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from proxy_addon.records.interception import InterceptionView, RecordError, normalise_interception
 from proxy_addon.records.jsonfile import first_error
 from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.tasks.model import Task, TaskError, parse_task
+from proxy_addon.tasks.model import Task, TaskError, decode_task_json, parse_task
 
 
 @dataclass
@@ -100,11 +100,12 @@ def read_task(rec: RunRecord) -> None:
     path = rec.dir / "task.json"
     try:
         raw = path.read_bytes()
-        data = json.loads(raw)
+        data = decode_task_json(raw, path)
     except FileNotFoundError:
         return
-    except (OSError, ValueError) as e:
-        rec.task_problem = f"{path}: unreadable or truncated JSON: {e}"
+    except (OSError, TaskError) as e:  # TaskError: not strict JSON (decode_task_json)
+        why = e.message if isinstance(e, TaskError) else e
+        rec.task_problem = f"{path}: unreadable or truncated JSON: {why}"
         rec.notes.append(rec.task_problem)
         return
     try:

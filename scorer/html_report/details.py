@@ -14,6 +14,7 @@ from scorer.html_report.generic import value_html
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.outcomes import outcome, outcome_key
 from scorer.html_report.runfiles import JudgeView, RunView
+from scorer.html_report.runpage import timeline_html
 
 PRETTY_CAP = 16_000
 """Characters of a pretty-printed request shown; the file holds the rest."""
@@ -137,6 +138,13 @@ def _near_misses(run: RunView) -> Markup:
     return Markup(el("ul", items, class_="misses") + (tail or ""))
 
 
+def _timeline(run: RunView) -> Markup | None:
+    if run.timeline is None:
+        return None
+    shown = timeline_html(run.timeline, run.shot_hrefs, run.shot_uris)
+    return Markup(el("h4", "Timeline") + shown)
+
+
 def run_details(run: RunView) -> Markup:
     """One run's <details> block, closed; run.anchor is the id of its body."""
     key = run_outcome(run)
@@ -157,6 +165,7 @@ def run_details(run: RunView) -> Markup:
     )
     body = [
         _facts(run),
+        _timeline(run),
         el("h4", "Instruction"),
         el("div", run.instruction, class_="instruction")
         if run.instruction

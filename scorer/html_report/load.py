@@ -17,6 +17,7 @@ from typing import Any
 from scorer.batch.discovery import DiscoveryError, find_batches
 from scorer.batch.rescore_summary import Entry, Summary, SummaryError, TaskRow, parse_summary
 from scorer.html_report.runfiles import RunView, load_run_view
+from scorer.html_report.runpage import ShotBudget, inlined
 from scorer.stats import wilson_interval
 
 SUMMARY = "rescore-summary.json"
@@ -186,9 +187,12 @@ def load_report(paths: Sequence[Path], out: Path) -> Report:
                 problems.append(str(e))
     if not batches:
         raise ReportError("; ".join(problems) or "no scored batch found")
+    budget = ShotBudget()
     for n, batch in enumerate(batches):
         for i, run in enumerate(batch.runs):
             run.anchor = f"run-{n + 1}-{i + 1}"
+            if run.timeline is not None:
+                run.shot_uris = inlined(run.timeline, budget)
     return Report(batches, problems, out_dir)
 
 

@@ -16,6 +16,7 @@ from scorer.html_report.leaderboard import funnel, leaderboard, ranked
 from scorer.html_report.load import BatchView, Report
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.matrix import entry_label, legend, matrix
+from scorer.html_report.runpage import STYLE as RUN_PAGE_STYLE
 from scorer.html_report.style import stylesheet
 
 CSP = (
@@ -174,7 +175,7 @@ def render_report(
         el("meta", name="referrer", content="no-referrer"),
         el("title", title),
         el("link", rel="icon", href="data:,"),
-        Markup(f"<style>{stylesheet()}</style>"),
+        Markup(f"<style>{stylesheet()}{RUN_PAGE_STYLE}</style>"),
     )
     header = _header(report, title, calibration is not None)
     body = el("body", el("main", header, sections, _footer(report)))

@@ -11,11 +11,15 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLog, RequestLogEntry, is_request
+from proxy_addon.records.requestlog import REQUESTS_FILE
 from proxy_addon.records.runmeta import RunMeta
+from proxy_addon.records.traffic import build_har
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.tasks.model import TaskError, read_task_json
 from scorer.batch.rescore_summary import TaskRow
 from scorer.batch.rundir import load_run
+from scorer.html_report.runtimeline import run_timeline
+from scorer.html_report.timeline import Timeline
 from scorer.judge.cache import read_record
 
 NEAR_MISS_CAP = 25
@@ -77,6 +81,9 @@ class RunView:
     harness_version: str | None = None
     files: list[tuple[str, str]] = field(default_factory=list)  # (name, href)
     notes: list[str] = field(default_factory=list)
+    timeline: Timeline | None = None
+    shot_hrefs: dict[Path, str] = field(default_factory=dict)
+    shot_uris: dict[int, str] = field(default_factory=dict)  # event index -> data: URI
 
 
 def file_href(target: Path, out_dir: Path) -> str:
@@ -146,25 +153,25 @@ def _judge(path: Path, run_dir: Path) -> JudgeView | str:
     )
 
 
-def _near_misses(view: RunView) -> None:
-    log = RequestLog(view.dir / "data" / REQUESTS_FILE)
-    count = 0
-    try:
-        for line in log:
-            count += is_request(line)
-            if not isinstance(line, RequestLogEntry) or line.matched or not line.near_miss:
-                continue
-            view.near_miss_count += 1
-            if len(view.near_misses) < NEAR_MISS_CAP:
-                url = redact_url(line.url)
-                view.near_misses.append(NearMiss(line.method, url, tuple(line.near_miss)))
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        view.notes.append(f"data/{REQUESTS_FILE}: unreadable: {e}")
-        return
-    # a line that is not ours (the reference's, or cut by a killed proxy) is a request all the same
-    view.requests_logged = count + log.unread
+def _traffic(view: RunView, out_dir: Path) -> None:
+    """The run's HAR (built from data/requests.jsonl), its near misses and its timeline (with
+    links to its screenshot files)."""
+    har = build_har(view.dir)
+    if (view.dir / "data" / REQUESTS_FILE).exists():
+        view.requests_logged = har.log.clawbench.lines
+    if har.log.clawbench.source.startswith(f"data/{REQUESTS_FILE}: unreadable"):
+        view.notes.append(har.log.clawbench.source)
+    for entry in har.log.entries:
+        mark = entry.clawbench
+        if not mark.near_miss or mark.matched:
+            continue
+        view.near_miss_count += 1
+        if len(view.near_misses) < NEAR_MISS_CAP:
+            url = redact_url(entry.request.url)
+            view.near_misses.append(NearMiss(entry.request.method, url, tuple(mark.near_miss)))
+    view.timeline = run_timeline(view, har)
+    shots = [e.screenshot.path for e in view.timeline.events if e.screenshot]
+    view.shot_hrefs = {p: file_href(p, out_dir) for p in shots if p is not None}
 
 
 def _claim(value: Any) -> AgentClaim | None:
@@ -196,8 +203,8 @@ def _instruction(view: RunView, task: Any) -> str | None:
     if view.meta is not None and view.meta.instruction:
         return view.meta.instruction
     try:  # a task.json copy the strict model refused may still carry its instruction
-        data = json.loads((view.dir / "task.json").read_bytes())
-    except (OSError, ValueError):
+        data = read_task_json(view.dir / "task.json")
+    except TaskError:
         return None
     return str(data["instruction"]) if isinstance(data, dict) and "instruction" in data else None
 
@@ -225,11 +232,11 @@ def load_run_view(run_dir: Path, row: TaskRow, out_dir: Path) -> RunView:
             view.judges.append(judged)
         else:
             view.notes.append(judged)
-    _near_misses(view)
     view.agent_claim = _claim(view.meta_raw.get("agent_claim"))
     view.agent_usage = view.meta_raw.get("agent_usage")
     version = view.meta_raw.get("harness_version")
     view.harness_version = str(version) if version else None
+    _traffic(view, out_dir)
     _files(view, out_dir)
     return view
 

@@ -1,10 +1,10 @@
 """One judge call through the openai client (max_retries=0: the scheduler owns retries).
 
 Chat completions for every api_type but openai-responses (Gemini and Anthropic through their
-OpenAI-compatible endpoints). Provider-specific parameters go only to providers known to take
-them; JSON mode is asked of all and dropped for the rest of the run after a 400 that names
-response_format. Errors come back as JudgeCallError with a kind the engine schedules on, and no
-API key in any message.
+OpenAI-compatible endpoints). Provider-specific parameters come from the judge's provider
+(`scorer.judge.providers`), so only providers known to take them get them; JSON mode is asked
+of all and dropped for the rest of the run after a 400 that names response_format. Errors come
+back as JudgeCallError with a kind the engine schedules on, and no API key in any message.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scorer.judge.providers import ChatCall, get_provider
 from scorer.models_yaml import JudgeConfig
 
 if TYPE_CHECKING:  # imported by the first call: a run whose verdicts are all saved never needs it
     import openai
 
 OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
-_ANTHROPIC_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16000}
 REPLY_TOKENS = 4096
 """Output tokens a judge without thinking may spend: prompt v2's reply lists the requirements,
 each checked, before its verdict (a reply cut short has no verdict)."""
@@ -53,46 +53,30 @@ def _thinking(cfg: JudgeConfig) -> str | None:
 
 
 def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> dict[str, Any]:
-    """The JSON body of one call for this judge (provider extras merged in)."""
+    """The JSON body of one call for this judge, its provider's parameters merged in."""
+    provider = get_provider(cfg.provider)
     level = _thinking(cfg)
-    extra: dict[str, Any] = {}  # provider-specific keys the openai SDK would call extra_body
+    max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
     if cfg.endpoint == "responses":
         kw: dict[str, Any] = {"model": cfg.name, "instructions": system, "input": user}
-        kw["max_output_tokens"] = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
-        if level and cfg.provider == "openai":
+        kw["max_output_tokens"] = max_tokens
+        if level and provider.responses_reasoning:
             kw["reasoning"] = {"effort": level}
         else:
             kw["temperature"] = cfg.temperature
         if json_mode:
             kw["text"] = {"format": {"type": "json_object"}}
         return kw
-    kw = {
-        "model": cfg.name,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-    }
-    max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
-    temperature: float | None = cfg.temperature
-    if cfg.provider == "deepseek":
-        extra["thinking"] = {"type": "enabled" if level else "disabled"}
-        if level:
-            kw["reasoning_effort"] = level
-            temperature = None  # ignored in thinking mode
-    elif cfg.provider == "openai" and level:
-        kw["reasoning_effort"] = level
-        temperature = None  # reasoning models take only the default
-    elif cfg.provider == "google":
-        kw["reasoning_effort"] = level or "none"
-    elif cfg.provider == "anthropic" and level:
-        budget = _ANTHROPIC_BUDGET.get(level, 4096)
-        extra["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        max_tokens = max(max_tokens, budget + 1024)
-        temperature = None  # extended thinking requires the default temperature
-    kw["max_completion_tokens" if cfg.provider == "openai" else "max_tokens"] = max_tokens
-    if temperature is not None:
-        kw["temperature"] = temperature
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    call = ChatCall({"model": cfg.name, "messages": messages}, max_tokens, cfg.temperature)
+    provider.chat_thinking(call, level)
+    kw = call.body
+    kw[provider.token_cap] = call.max_tokens
+    if call.temperature is not None:
+        kw["temperature"] = call.temperature
     if json_mode:
         kw["response_format"] = {"type": "json_object"}
-    kw.update(extra)
+    kw.update(call.extra)
     return kw
 
 

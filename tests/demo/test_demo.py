@@ -59,6 +59,7 @@ from sandbox.demo.site import HOSTS, Received
 from sandbox.demo.world import DemoWorld
 from sandbox.scripted_models.judge import JudgeServer
 from tests.conftest import TEST_CASES, require
+from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
 from tests.support.interrupt import interruptible
 
@@ -194,6 +195,7 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     report = (batch / "report.html").read_text()
     assert "Report:" in proc.stdout and "report.html" in _files_line(proc.stdout)
     assert all(f'id="{run.name}"' in report or run.name in report for run in runs)
+    check_demo_runs(batch, runs, find_chromium(), tmp_path)
 
     assert _left_behind(str(batch)) == []
     for path in [*batch.rglob("*"), tmp_path / "score-cache"]:

@@ -44,6 +44,8 @@ from sandbox.demo.site import DemoSite, Received
 from sandbox.runs.agentview import instruction_text
 from sandbox.scripted_models.anthropic_messages import ScriptedAnthropic
 from sandbox.scripted_models.anthropic_script import Script, load_script, script_from_json
+from scorer.html_report.runpage import image_type
+from scorer.html_report.runtext import single_run_view
 from tests.conftest import ROOT, TEST_CASES, require
 
 pytestmark = pytest.mark.chromium
@@ -229,6 +231,7 @@ def test_browser_commit_via_playwright_mcp_is_blocked_and_credited(
         "mcp__playwright__browser_navigate": 1,
         "mcp__playwright__browser_snapshot": 1,
         "mcp__playwright__browser_fill_form": 1,
+        "mcp__playwright__browser_take_screenshot": 1,
         "mcp__playwright__browser_click": 1,
     }
     body = outcome.interception().request.body
@@ -238,6 +241,16 @@ def test_browser_commit_via_playwright_mcp_is_blocked_and_credited(
         r for r in outcome.received if r.method == "GET" and r.target.startswith(COMMIT_PATH[:-8])
     ]
     assert pages, "the browser never loaded the product page"
+    # the run page: the screenshot Playwright MCP returned is shown at its step, the tool calls
+    # fall among the requests by their arrival times, the click that committed before the block
+    timeline = single_run_view(tmp_path).timeline
+    assert timeline is not None
+    (shot,) = [e for e in timeline.events if e.screenshot is not None]
+    assert shot.title.startswith("browser_take_screenshot returned")
+    assert shot.screenshot is not None and image_type(shot.screenshot.data or b"") is not None
+    order = [(e.kind.value, e.title.split(":")[0]) for e in timeline.events]
+    click = order.index(("tool_call", "browser_click"))
+    assert click < order.index(("block", "the commit, blocked")) < len(order) - 1, order
 
 
 def test_curl_commit_from_the_bash_tool_is_blocked_and_credited(

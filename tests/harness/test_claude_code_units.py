@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from sandbox.harnesses.claude_code.invocation import (
     claude_env,
     mcp_config,
 )
-from sandbox.harnesses.claude_code.transcript import Transcript, claim_of
+from sandbox.harnesses.claude_code.transcript import TIMES_FILE, Transcript, claim_of
 
 
 @pytest.mark.parametrize(
@@ -95,3 +96,5 @@ def test_transcript_scrubs_the_key_and_summarises(tmp_path: Path) -> None:
     assert result["tool_calls"] == {"Bash": 1} and result["tool_errors"] == 1
     assert result["error"] == "no result event (claude stopped before it finished)"
     assert sink.unparsed == 1 and sink.lines == 5
+    times = (tmp_path / TIMES_FILE).read_text().splitlines()  # one arrival time per line
+    assert len(times) == 5 and all(abs(float(t) - time.time()) < 60 for t in times)

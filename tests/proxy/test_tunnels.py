@@ -13,6 +13,7 @@ import pytest
 import wsproto
 import wsproto.events as ws
 
+from proxy_addon.records.traffic import build_har
 from tests.proxy.conftest import read_head, write_task
 from tests.proxy.hooks import make_flow
 from tests.support.upstream import WsUpstream, start_ws_upstream
@@ -155,6 +156,12 @@ def test_websocket_messages_are_logged_redacted_and_capped(launch, tmp_path, ws_
     assert first.websocket_message == "text" and first.body == {"token": "[REDACTED]", "text": "hi"}
     assert second.body_size == 200_000 and len(second.body) < 70_000
     assert "tok-5ec12e7" not in run.raw_log()
+    # traffic.har: the messages ride on their opening request's entry, as DevTools writes them
+    (opening,) = build_har(run.data.parent).log.entries
+    sent = opening.webSocketMessages
+    assert opening.request.url == "http://ws.clawbench.test/chat" and len(sent) == 2
+    assert json.loads(sent[0].data) == {"token": "[REDACTED]", "text": "hi"}
+    assert sent[0].opcode == 1 and sent[0].type == "send" and len(sent[1].data) < 70_000
 
 
 def test_server_messages_are_not_the_agents_and_are_not_logged(arm) -> None:

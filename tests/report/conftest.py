@@ -18,12 +18,17 @@ from proxy_addon.addon.launcher import start_proxy
 from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main as score
 from scorer.html_report.cli import main
+from tests.report.png import encode
 from tests.scorer.conftest import models_yaml
 from tests.support.upstream import start_upstream
 
 HOSTILE_ITEM = "<script>document.title='pwned-script'</script>"
 HOSTILE_NOTE = "<img src=x onerror=\"document.title='pwned-img'\">"
 HOSTILE_REASON = "<img src=y onerror=\"document.title='pwned-reason'\"> right mug"
+HOSTILE_GOAL = "<script>document.title='pwned-goal'</script>"
+HOSTILE_ACTION = "<img src=z onerror=\"document.title='pwned-action'\">"
+TERMINAL_ESCAPE = "\x1b]0;pwned-terminal\x07\x1b[31mred\u202eevil"
+SHOT_COLOUR = (12, 200, 90)
 CART = "https://shop.example.com/api/cart"
 REF_MODEL, OUR_MODEL, STAGE1_MODEL = (
     "anthropic/claude-sonnet-4-6",
@@ -70,6 +75,41 @@ def proxied_data(tmp: Path, slug: str) -> Path:
     return data
 
 
+def hostile_agent_files(run: Path) -> None:
+    """A browser-use trace the agent made hostile: markup in its goal and actions, terminal
+    escapes, bad UTF-8, a 5 MB line, a non-object line, screenshots that are a PNG, an SVG with a
+    script, and a path out of agent/ (only the PNG may be shown, inline)."""
+    agent = run / "agent"
+    (agent / "shots").mkdir(parents=True)
+    (agent / "shots" / "step-1.png").write_bytes(encode(24, 16, SHOT_COLOUR))
+    (agent / "shots" / "step-2.svg").write_text(
+        "<svg xmlns='http://www.w3.org/2000/svg'><script>document.title='pwned-svg'</script></svg>"
+    )
+    data = json.loads((run / "data" / "requests.jsonl").read_text().splitlines()[0])
+    t0 = data["timestamp"] - 1
+    steps = [
+        {"step": 1, "time": t0, "event": "actions", "url": "https://shop.example.com/",
+         "goal": HOSTILE_GOAL, "actions": [{"click": {"index": 3, "text": HOSTILE_ACTION}}]},
+        {"step": 1, "time": t0 + 0.2, "event": "result", "errors": [],
+         "screenshot": "shots/step-1.png"},
+        {"step": 2, "time": t0 + 0.5, "event": "actions", "goal": TERMINAL_ESCAPE, "actions": []},
+        {"step": 2, "time": t0 + 0.55, "event": "result", "errors": ["<b>boom</b>"],
+         "screenshot": "shots/step-2.svg"},
+        {"step": 3, "time": t0 + 0.7, "event": "actions", "goal": "escape"},
+        {"step": 3, "time": t0 + 0.8, "event": "result", "screenshot": "../../../etc/passwd"},
+        {"step": 3, "time": t0 + 0.9, "event": "stopped", "reason": "stopped by the sandbox"},
+    ]  # fmt: skip
+    lines = [json.dumps(s).encode() for s in steps]
+    lines.insert(
+        4,
+        b'{"step": 9, "goal": "bad \xff\xfe utf-8 <i>x</i>", "time": '
+        + str(t0 + 0.6).encode()
+        + b"}",
+    )  # fmt: skip (a trace of one line per step)
+    lines += [b"[1, 2]", b"x" * (5 << 20), b'{"step": 4, "goal": "cut']
+    (agent / "trace.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+
 def _judge(call: JudgeCall) -> Reply:
     if "blue mug" in call.user:
         return verdict(False, "wrong colour: blue, not red")
@@ -102,6 +142,7 @@ def build(tmp: Path) -> Batches:
     ours = our_run(
         judged, "cart-00", _task("cart-00"), proxied_data(tmp, "cart-00"), model=OUR_MODEL
     )
+    hostile_agent_files(ours)
     _add_meta(ours, harness_version="curl 8.5.0",
               agent_claim={"success": True, "text": "Added the <b>red mug</b> to the cart."},
               agent_usage={"calls": 3, "models": {"qwen3-coder-2026-01": {  # as the reply names it

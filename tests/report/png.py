@@ -55,4 +55,21 @@ def colours(png: bytes, step: int = 7, max_rows: int = 600) -> set[bytes]:
     return {row[x * bpp : (x + 1) * bpp] for row in rows[::step] for x in range(0, width, step)}
 
 
-__all__ = ["colours", "decode"]
+def encode(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A PNG of one colour (8-bit RGB), for a screenshot a harness saved."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    row = b"\x00" + bytes(rgb) * width
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * height))
+        + chunk(b"IEND", b"")
+    )
+
+
+__all__ = ["colours", "decode", "encode"]

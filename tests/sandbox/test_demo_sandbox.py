@@ -23,6 +23,7 @@ from sandbox.demo.scenarios import PLAN
 from sandbox.demo.world import DEMO_LABEL
 from sandbox.host.docker_api import BATCH_LABEL
 from tests.conftest import require
+from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, KEY_VAR, judge_models_yaml, start_demo_judge
 
 pytestmark = pytest.mark.docker
@@ -98,6 +99,7 @@ def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
     batch_summary = json.loads((batch / "batch-summary.json").read_text())
     assert batch_summary["image"] == sandbox_image
     assert (batch / "report.html").is_file() and "Report:" in proc.stdout
+    check_demo_runs(batch, runs, None, tmp_path)  # each run page: its steps, then its block
 
     # the demo's containers and network are gone
     assert _ours(docker_client, DEMO_LABEL) == []

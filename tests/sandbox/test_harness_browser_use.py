@@ -24,6 +24,7 @@ from sandbox.harnesses import BROWSER_USE
 from sandbox.host.image import HARNESS_VERSION_LABEL
 from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
 from scorer.cli import main as score_main
+from scorer.html_report.runtext import single_run_view
 from tests.sandbox.conftest import CASES
 from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer, harness_layer
 
@@ -162,13 +163,27 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         assert meta["harness_version"] == (BROWSER_USE.version if qty == "2" else STALE)
         # the trace ends with the step that sent the commit: its click, written as it started
         trace = [json.loads(line) for line in (run_dir / "agent" / "trace.jsonl").open()]
-        assert [(t["step"], t["event"]) for t in trace][:4] == [
-            (1, "actions"), (1, "result"), (2, "actions"), (2, "result")
+        assert [(t["step"], t["event"]) for t in trace][:6] == [
+            (1, "actions"), (1, "result"), (1, "screenshot"),
+            (2, "actions"), (2, "result"), (2, "screenshot"),
         ]  # fmt: skip
         last = trace[-1]["step"]
         (acted,) = [t for t in trace if t["step"] == last and t["event"] == "actions"]
         assert [list(a) for a in acted["actions"]] == [["click"]], trace[-2:]
-        assert trace[-1]["event"] in ("stopped", "result") and trace[-1]["step"] == last
+        assert trace[-1]["event"] in ("stopped", "result", "screenshot")
+        assert trace[-1]["step"] == last
+        # a JPEG of the page after each finished step, named by its screenshot line, and the
+        # run page: the steps, the step that clicked the commit, then the block
+        shots = [t["path"] for t in trace if t["event"] == "screenshot" and "path" in t]
+        assert shots and all(
+            (run_dir / "agent" / s).read_bytes()[:3] == b"\xff\xd8\xff" for s in shots
+        )
+        timeline = single_run_view(run_dir).timeline
+        assert timeline is not None
+        order = [e.kind.value for e in timeline.events]
+        steps = [i for i, k in enumerate(order) if k == "step"]
+        assert len(steps) == last and max(steps) < order.index("block"), order
+        assert any(e.screenshot for e in timeline.events if e.kind.value == "step")
         # what the proxy counted is what the model server reported
         usage = _usage(server)
         assert usage["calls"] >= 3 and not usage["errors"], usage

@@ -19,6 +19,9 @@ import pytest
 from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import CLAUDE_CODE
+from sandbox.harnesses.claude_code.transcript import TIMES_FILE
+from scorer.html_report.runpage import image_type
+from scorer.html_report.runtext import single_run_view
 from tests.sandbox.conftest import CASES
 from tests.sandbox.model_servers import MODEL_HOST, ModelServer, harness_layer
 
@@ -63,6 +66,10 @@ BROWSER = {
                 }
             ],
             "usage": {"input_tokens": 2600, "output_tokens": 120, "cache_read_input_tokens": 1400},
+        },
+        {
+            "tool_use": [{"name": "browser_take_screenshot", "input": {"type": "jpeg"}}],
+            "usage": {"input_tokens": 2700, "output_tokens": 15},
         },
         {
             "tool_use": [
@@ -183,6 +190,19 @@ def test_claude_code_commits_through_the_proxy_and_is_blocked_and_credited(
     meta = json.loads((run_dir / "run-meta.json").read_text())
     assert meta["harness"] == "claude-code" and meta["model"] == "scripted-claude"
     assert (run_dir / "agent" / "transcript.jsonl").is_file()
+    # the run page: Claude Code's tool calls placed among the requests by their arrival times,
+    # the call that committed before the block
+    lines = (run_dir / "agent" / "transcript.jsonl").read_bytes().splitlines()
+    assert len((run_dir / "agent" / TIMES_FILE).read_text().splitlines()) == len(lines)
+    timeline = single_run_view(run_dir).timeline
+    assert timeline is not None and not [n for n in timeline.notes if "arrival" in n]
+    order = [e.kind.value for e in timeline.events]
+    block = order.index("block")
+    assert "tool_call" in order[:block] and "model_call" in order[:block], order
+    if script is BROWSER:  # Playwright MCP's screenshot, at its step
+        (shot,) = [e for e in timeline.events if e.screenshot is not None]
+        assert shot.screenshot and image_type(shot.screenshot.data or b"") == "image/jpeg"
+    assert order[-1] == "end" or "end" in order[block:], order
     # the tokens the proxy read from the streamed replies are the ones the server streamed
     record = json.loads(server.run("cat", "/tmp/record.json"))
     streamed = record["usage_totals"]

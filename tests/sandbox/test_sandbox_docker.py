@@ -27,6 +27,7 @@ import pytest
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.har import HAR_FILE, read_har
 from proxy_addon.records.interception import read_interception
 from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
 from proxy_addon.records.runmeta import read_run_meta
@@ -199,6 +200,10 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert [e.matched for e in logged[:3]] == [False, False, True]
     assert all(e.blocked for e in logged[2:]) and len(logged) <= 4
     assert view.blocked_count == len(logged) - 2
+    # data/traffic.har, written at record time: the same requests, the commit credited
+    entries = read_har(run / "data" / HAR_FILE).log.entries
+    assert [e.request.url for e in entries] == [e["url"] for e in logged]
+    assert [e.clawbench.credited for e in entries[:3]] == [False, False, True]
 
     task_file = demo / DEMO_CASE / "task.json"
     task = load_task(task_file)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.judge.client import call_params, retry_after
+from scorer.judge.client import THINKING_TOKENS, call_params, retry_after
+from scorer.judge.providers import PROVIDERS, ChatCall, Provider, provider_for, register
 from scorer.models_yaml import ConfigError, JudgeConfig, default_judge, resolve_judge
 
 YAML = """\
@@ -193,6 +194,43 @@ def test_call_params_per_provider(
     for key in absent:
         assert key not in body, key
     assert "response_format" not in call_params(cfg, "S", "U", json_mode=False)
+
+
+@pytest.mark.parametrize(
+    ("api_type", "base_url", "provider"),
+    [
+        ("openai-completions", "https://api.deepseek.com", "deepseek"),
+        ("openai-responses", "https://API.OpenAI.com/v1", "openai"),
+        ("google-generative-ai", "https://proxy.example/v1", "google"),  # by its api_type
+        ("openai-completions", "https://generativelanguage.googleapis.com/v1beta/openai", "google"),
+        ("anthropic-messages", "https://proxy.example", "anthropic"),
+        ("openai-completions", "https://api.anthropic.com/v1", "anthropic"),
+        ("openai-completions", "https://openrouter.ai/api/v1", "generic"),
+        ("openai-completions", "https://api.deepseek.com.example/v1", "generic"),
+    ],
+)
+def test_an_entry_is_its_providers_by_api_type_then_host(
+    api_type: str, base_url: str, provider: str
+) -> None:
+    assert provider_for(api_type, base_url).name == provider
+
+
+def test_a_provider_is_one_module_that_registers_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each module of scorer/judge/providers registered itself on import; a provider registered
+    the same way (here for the test's life) is found by host and shapes the judge's calls, with
+    no other edit."""
+    assert set(PROVIDERS) == {"generic", "deepseek", "openai", "google", "anthropic"}
+
+    def thinking(call: ChatCall, level: str | None) -> None:
+        call.extra["think"] = level or "off"
+
+    monkeypatch.setattr("scorer.judge.providers.PROVIDERS", dict(PROVIDERS))
+    register(Provider("acme", hosts=(".acme.test",), chat_thinking=thinking, token_cap="cap"))
+    with pytest.raises(ValueError, match="registered twice"):
+        register(Provider("acme"))
+    assert provider_for("openai-completions", "https://llm.acme.test/v1").name == "acme"
+    body = call_params(_cfg("acme", thinking_level="high"), "S", "U", json_mode=False)
+    assert body["think"] == "high" and body["cap"] == THINKING_TOKENS and "max_tokens" not in body
 
 
 @pytest.mark.parametrize(

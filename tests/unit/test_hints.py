@@ -94,3 +94,25 @@ def test_every_flag_a_hint_names_is_accepted_by_the_same_command(
     named = set(FLAG.findall(err))
     assert expected in named, err
     assert named <= accepted(), (named - accepted(), err)
+
+
+BAD_VALUES = [
+    ("score", ["{batch}", "--concurrency", "two"], "argument --concurrency: 'two' is not a whole"),
+    ("score", ["{batch}", "--timeout", "soon"], "argument --timeout: 'soon' is not a number of"),
+    ("score", ["{batch}", "--limit", "-1"], "argument --limit: must be 0 or more, not -1"),
+    ("demo", ["--concurrency", "0"], "argument --concurrency: must be at least 1, not 0"),
+    ("report", [], "the following arguments are required: paths"),
+]
+
+
+@pytest.mark.parametrize(("command", "argv", "message"), BAD_VALUES)
+def test_a_bad_value_is_one_line_naming_the_flag_before_any_work(
+    command, argv, message, tmp_path, capsys
+) -> None:
+    main, _ = COMMANDS[command]
+    world = _world(tmp_path)
+    assert main([a.format(**world) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    prog = {"score": "clawbench-score", "demo": "clawbench-demo", "report": "clawbench-report"}
+    assert err.startswith(f"{prog[command]}: {message}") and "\n" not in err, err
+    assert f"(see `{prog[command]} --help`)" in err and "invalid" not in err

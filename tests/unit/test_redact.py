@@ -9,6 +9,7 @@ import pytest
 from proxy_addon.matching.redact import (
     REDACTED,
     is_secret_key,
+    redact_command,
     redact_fields,
     redact_headers,
     redact_url,
@@ -82,6 +83,12 @@ def test_referer_query_secrets_are_redacted() -> None:
         ("set-cookie", True),
         ("Proxy-Authorization", True),
         ("author", False),
+        ("authority", False),
+        # auth as a word of its own, and the header's name inside another key
+        ("auth", True),
+        ("basic_auth", True),
+        ("X-Auth", True),
+        ("x_authorization", True),
         ("email", False),
         ("operationName", False),
         ("api", False),
@@ -91,6 +98,24 @@ def test_referer_query_secrets_are_redacted() -> None:
 )
 def test_is_secret_key(key: str, secret: bool) -> None:
     assert is_secret_key(key) is secret
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("OPENAI_API_KEY=sk-123 agent run", "OPENAI_API_KEY=[REDACTED] agent run"),
+        ("agent --api-key sk-1 --model x", "agent --api-key [REDACTED] --model x"),
+        ("agent --token=abc", "agent --token=[REDACTED]"),
+        ("curl https://shop.test/a?b=c", "curl https://shop.test/a?b=c"),
+        # the words a body key is redacted for count on a command line too
+        ("agent --session s-1 --csrf=c-2", "agent --session [REDACTED] --csrf=[REDACTED]"),
+        ("AUTH=u:pw BASIC_AUTH=x agent", "AUTH=[REDACTED] BASIC_AUTH=[REDACTED] agent"),
+        ("AUTHORIZATION=Bearer-1 agent --author me", "AUTHORIZATION=[REDACTED] agent --author me"),
+    ],
+)
+def test_redact_command(command: str, expected: str) -> None:
+    """An agent command line as run-meta.json's sandbox block keeps it."""
+    assert redact_command(command) == expected
 
 
 @pytest.mark.parametrize(

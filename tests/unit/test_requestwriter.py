@@ -53,8 +53,7 @@ def test_the_log_never_outgrows_its_budget_and_says_what_it_left_out(tmp_path: P
         "short": True,
         "id": short[0].id,
         "method": "POST",
-        "host": "shop.test",
-        "path": f"/items/{int(short[0].timestamp)}",
+        "url": f"https://shop.test/items/{int(short[0].timestamp)}",
         "verdict": Verdict.PASSED,
         "request_size": 300,
     }

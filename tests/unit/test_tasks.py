@@ -188,3 +188,36 @@ def test_load_task_from_directory(tmp_path: Path) -> None:
 def test_placeholder(pattern: str, placeholder: bool) -> None:
     task = parse_task(_with(MINIMAL, "eval_schema.url_pattern", pattern))
     assert task.eval_schema.is_placeholder is placeholder
+
+
+_NAN_TASK = (
+    '{"instruction": "Buy two mugs", "time_limit": 5, "eval_schema": {"url_pattern": '
+    '"shop\\\\.test/api/checkout", "method": "POST", "body": {"qty": NaN}}}'
+)
+
+
+def test_every_reader_of_task_json_refuses_nan(tmp_path: Path) -> None:
+    """task.json has one decoder: NaN is not JSON for the loader, the corpus check before a
+    batch, a run's preparation, the scorer's --tasks and a run directory's copy alike (the
+    scorer's two readers once read it as a float)."""
+    from sandbox.corpus_check import check_corpus
+    from sandbox.runs.pipeline import RunJob, load, prepare
+    from scorer.batch.corpus import CorpusError, load_corpus
+    from scorer.batch.rundir import load_run
+
+    task_dir = tmp_path / "corpus" / "nan-task"
+    task_dir.mkdir(parents=True)
+    (task_dir / "task.json").write_text(_NAN_TASK)
+    assert json.loads(_NAN_TASK)["eval_schema"]["body"]["qty"] != 0  # Python's json reads it
+    refusal = "NaN is not JSON"
+
+    with pytest.raises(TaskError, match=refusal):
+        load_task(task_dir)
+    assert refusal in check_corpus(tmp_path / "corpus").invalid[task_dir]
+    run = prepare(RunJob(task_dir, tmp_path / "runs", "m", "scripted"))
+    with pytest.raises(TaskError, match=refusal):
+        load(run)
+    with pytest.raises(CorpusError, match=refusal):
+        load_corpus(tmp_path / "corpus")
+    rec = load_run(run.run_dir)  # the verbatim copy the run kept
+    assert rec.task is None and rec.task_problem and refusal in rec.task_problem

@@ -15,8 +15,9 @@ of clawbench is importable here). Reads what the sandbox gives every agent:
 
 and writes $CLAWBENCH_AGENT_OUT/trace.jsonl and result.json (the final answer, whether the agent
 claims success, steps, versions). The trace has a line when a step's actions start (goal,
-actions, URL), one when its result comes (errors), and on the sandbox's stop one for the step
-in flight: a run stopped by its blocked commit ends with the step that sent it. The model's
+actions, URL), one when its result comes (errors), one naming the screenshot of the page after it
+(screenshots/step-N.jpg), and on the sandbox's stop one for the step in flight: a run stopped by
+its blocked commit ends with the step that sent it. The model's
 calls go through the proxy like every other request (HTTPS_PROXY), which counts their tokens.
 """
 
@@ -76,10 +77,17 @@ def _offline() -> None:
     cdp_use.client.websockets.connect = direct  # type: ignore[attr-defined]
 
 
+SCREENSHOTS = 60
+"""Steps with a screenshot (the first ones); agent/ is capped at 32 MB in all."""
+SCREENSHOT_BYTES = 400_000
+"""A larger capture is not kept (a JPEG of the viewport is far smaller)."""
+
+
 class Trace:
     """trace.jsonl, one line per event of a step as it happens (`actions` when the model's
-    actions start, `result` when the step ends, `stopped` for the step in flight when the
-    sandbox stops the agent), flushed at once; result.json at the end.
+    actions start, `result` when the step ends, `screenshot` of the page after it, `stopped` for
+    the step in flight when the sandbox stops the agent), flushed at once; result.json at the
+    end.
 
     Every line is {step, time, event, ...}: a new kind of line is one more `_line` call."""
 
@@ -119,6 +127,25 @@ class Trace:
             url=getattr(item.state, "url", None) if item else None,
             errors=[r.error for r in item.result if r.error] if item else [],
         )
+        await self.screenshot(agent.browser_session)
+
+    async def screenshot(self, browser: BrowserSession) -> None:
+        """The page after the step as a JPEG in screenshots/, for the report's run page: a
+        `screenshot` line names it, or says why there is none (the step stands either way)."""
+        if self.steps > SCREENSHOTS or self.file.closed:
+            return
+        name = f"screenshots/step-{self.steps}.jpg"
+        try:
+            data = await asyncio.wait_for(browser.take_screenshot(format="jpeg", quality=50), 5)
+        except Exception as e:  # a page that cannot be captured now (closing, navigating)
+            self._line("screenshot", error=f"{type(e).__name__}: {e}"[:300])
+            return
+        if len(data) > SCREENSHOT_BYTES:
+            self._line("screenshot", error=f"{len(data)} bytes: not kept")
+            return
+        (self.out / "screenshots").mkdir(exist_ok=True)
+        (self.out / name).write_bytes(data)
+        self._line("screenshot", path=name)
 
     def finish(self, text: str, success: bool | None, error: str | None = None) -> None:
         if self.file.closed:  # written already (the sandbox's stop came first)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLAIM", "Transcript", "claim_of", "claim_prompt"]
+__all__ = ["CLAIM", "TIMES_FILE", "Transcript", "claim_of", "claim_prompt"]
 
 CLAIM = re.compile(r"TASK_STATUS:\s*\**\s*(success|failure)\b", re.IGNORECASE)
 
@@ -37,11 +38,18 @@ def claim_of(text: str) -> bool | None:
     return found[-1].lower() == "success" if found else None
 
 
+TIMES_FILE = "transcript-times.txt"
+"""Beside the transcript: when each of its lines arrived (seconds since the epoch, one a line),
+since stream-json carries no time; the report places each step among the requests with it."""
+
+
 class Transcript:
-    """Write stream-json lines to a file (secrets scrubbed) and keep what the summary needs."""
+    """Write stream-json lines to a file (secrets scrubbed), the time each arrived to another,
+    and keep what the summary needs."""
 
     def __init__(self, path: Path, secrets: Sequence[str] = ()) -> None:
         self._file = open(path, "wb")  # noqa: SIM115 (closed in close())
+        self._times = open(path.with_name(TIMES_FILE), "w")  # noqa: SIM115 (closed in close())
         self._secrets = [s.encode() for s in secrets if s]
         self.init: dict[str, Any] = {}
         self.final: dict[str, Any] | None = None
@@ -58,6 +66,8 @@ class Transcript:
             raw = raw.replace(secret, b"[REDACTED]")
         self._file.write(raw if raw.endswith(b"\n") else raw + b"\n")
         self._file.flush()
+        self._times.write(f"{time.time():.3f}\n")
+        self._times.flush()
         self.lines += 1
         try:
             event = json.loads(raw)
@@ -90,6 +100,7 @@ class Transcript:
 
     def close(self) -> None:
         self._file.close()
+        self._times.close()
 
     def result(self, harness: str, versions: dict[str, str | None], model: str) -> dict[str, Any]:
         """result.json: the lead's AgentResult keys first, then what else Claude Code told."""
