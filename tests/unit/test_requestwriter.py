@@ -94,3 +94,25 @@ def test_a_log_under_its_budget_is_all_full_lines(tmp_path: Path) -> None:
     assert read_request_log(tmp_path / REQUESTS_FILE) == [_entry(1)]
     summary = read_summary(tmp_path / SUMMARY_FILE)
     assert summary is not None and not summary.budget_reached
+
+
+def test_traffic_har_has_an_entry_for_every_logged_request_short_ones_too(tmp_path: Path) -> None:
+    from proxy_addon.records.harentry import SHORT_NOTE
+    from proxy_addon.records.traffic import build_har
+
+    data = tmp_path / "run" / "data"
+    data.mkdir(parents=True)
+    writer = RequestLogWriter()
+    writer.open(data, BUDGET)
+    for n in range(12):  # all of them, their answers too, within the budget
+        writer.append(_entry(n))
+        writer.append(_answer(n))
+    writer.close()
+    lines = read_request_log(data / REQUESTS_FILE)
+    requests = [line for line in lines if not isinstance(line, ResponseLine)]
+    entries = build_har(tmp_path / "run").log.entries
+    assert [e.request.url.partition("?")[0] for e in entries] == [
+        line.url.partition("?")[0] for line in requests
+    ]
+    short = [e for e in entries if e.request.comment == SHORT_NOTE]
+    assert short and all(e.response.status == 200 and e.response.bodySize == 10 for e in entries)
