@@ -51,6 +51,7 @@ MIN_RECORDS_BUDGET = 4 * 1024 * 1024
 """The least records budget: mitmdump.log's share still holds a run's own startup lines."""
 REPORT_RESERVE = 1 << 20
 """Bytes kept back at start for report.json (docs/security.md: the end of a run is recorded)."""
+REPORT_RESERVE_FILE = f"{ROOT}/.reserve"  # root's, never copied out
 
 
 def mitmdump_log_cap(records_budget: int) -> int:
