@@ -85,24 +85,27 @@ def spawn(
 
 
 def capped_copy(fd: int, log: IO[bytes], limit: int, whose: str = "agent") -> threading.Thread:
-    """Copy what a process (the agent, the proxy) writes to fd into log, up to limit bytes (the
-    rest is read and dropped, so the writer never blocks on a full pipe); a thread that ends at
-    EOF."""
+    """Copy what a process (the agent, the proxy) writes to fd into log, up to limit bytes with
+    the line that says it was cut (the rest is read and dropped, so the writer never blocks on a
+    full pipe); a thread that ends at EOF."""
+
+    note = f"\n[clawbench: {whose} output cut here, {CUT}]\n".encode()
+    room = max(limit - len(note), 0)  # the log, its note included, stays within limit
 
     def copy() -> None:
         kept = 0
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while chunk := pipe.read(1 << 16):
-                if kept >= limit:
+                if kept > room:
                     continue
                 try:
-                    log.write(chunk[: limit - kept])
+                    log.write(chunk[: room - kept])
                     kept += len(chunk)
-                    if kept >= limit:
-                        log.write(f"\n[clawbench: {whose} output cut here, {CUT}]\n".encode())
+                    if kept > room:
+                        log.write(note)
                     log.flush()
                 except OSError:  # a full disk: the rest is drained, never left to block
-                    kept = limit
+                    kept = room + 1
 
     thread = threading.Thread(target=copy, name=f"{whose}-log", daemon=True)
     thread.start()

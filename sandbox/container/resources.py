@@ -17,6 +17,7 @@ from pathlib import Path
 
 from proxy_addon.records.jsonfile import RecordError
 from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
+from sandbox.container.processes import CUT
 
 CGROUP = Path("/sys/fs/cgroup")
 FULL_FRACTION = 0.98
@@ -71,6 +72,16 @@ def full_mounts(mounts: Iterable[str]) -> list[str]:
     return full
 
 
+def _was_cut(log: Path) -> bool:
+    """Whether a log copied by processes.capped_copy ends with the line saying it was cut."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(log.stat().st_size - 200, 0))
+            return CUT.encode() in f.read()
+    except OSError:  # no log: nothing was cut
+        return False
+
+
 def records_filled(data: Path, mitmdump_log: Path, log_cap: int) -> str | None:
     """How the agent's traffic used up the proxy's records budget, in words, or None."""
     try:
@@ -83,7 +94,7 @@ def records_filled(data: Path, mitmdump_log: Path, log_cap: int) -> str | None:
             f"requests.jsonl: {summary.lines_shortened} request(s) shortened, "
             f"{summary.requests_not_logged} only counted"
         )
-    if mitmdump_log.exists() and mitmdump_log.stat().st_size >= log_cap:
+    if _was_cut(mitmdump_log):
         found.append(f"mitmdump.log cut at {log_cap} bytes")
     return f"its records budget ({'; '.join(found)})" if found else None
 

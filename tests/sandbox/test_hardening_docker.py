@@ -217,8 +217,9 @@ def _flooded(
         nonlocal peak
         while not done.wait(1.0):
             for c in containers:
-                with contextlib.suppress(docker.errors.DockerException, KeyError, TypeError):
-                    peak = max(peak, client.api.inspect_container(c.id, size=True)["SizeRw"])
+                with contextlib.suppress(docker.errors.DockerException):
+                    for listed in client.api.containers(size=True, filters={"id": c.id}):
+                        peak = max(peak, listed.get("SizeRw") or 0)
 
     agent = AgentChoice("cmd", command=f"{FLOOD_COMMAND}; {then}")
     req = closed_request(internet, image, out, "flood", agent, on_container=containers.append)
@@ -243,7 +244,7 @@ def test_a_flooding_agent_fills_only_its_records_budget_and_fails_on_its_own(
     data = outcome.run_dir / "data"
     # the records on the host: within the budget, every line readable, full then short
     on_host = (data / REQUESTS_FILE).stat().st_size + (data / "mitmdump.log").stat().st_size
-    assert on_host <= FLOOD.records + 200, on_host  # the cut log's last line says so
+    assert on_host <= FLOOD.records, on_host
     lines = read_request_log(data / REQUESTS_FILE)
     assert isinstance(lines[0], RequestLogEntry) and lines[0].refused
     assert any(isinstance(line, ShortLine) and line.verdict == "refused" for line in lines)
