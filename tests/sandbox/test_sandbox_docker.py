@@ -202,7 +202,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     assert view.blocked_count == len(logged) - 2
     # data/traffic.har, written at record time: the same requests, the commit credited
     entries = read_har(run / "data" / HAR_FILE).log.entries
-    assert [e.request.url for e in entries] == [e["url"] for e in logged]
+    assert [e.request.url for e in entries] == [e.url for e in logged]
     assert [e.clawbench.credited for e in entries[:3]] == [False, False, True]
 
     task_file = demo / DEMO_CASE / "task.json"
