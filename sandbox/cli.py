@@ -6,8 +6,11 @@
                                    [--out DIR] [--env K=V ...] [--judge-model NAME]
     clawbench-sandbox batch CORPUS_DIR (same agent options) [--out DIR] [--concurrency N]
                                    [--resume BATCH_DIR] [--include-placeholders]
+                                   [--stop-after N] [--allow-incomplete]
+                                   [--backend local|ray] [--ray-address HEAD:PORT]
+    clawbench-sandbox check [--model ENTRY] [--judge-model NAME] --models-yaml FILE
 
-Exit codes of run: 0 intercepted, 1 not intercepted, 2 setup or infra failure, 130 interrupted.
+Exit codes: sandbox.options (RUN_EXIT_CODES, BATCH_EXIT_CODES; `--help` shows them).
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from sandbox.host.executor import run_task
 from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import parser
-from sandbox.run_request import request_from
+from sandbox.preflight import preflight, run_check
+from sandbox.run_request import check_ray_options, request_from
+from scorer.preflight import PreflightFailed
 
 if TYPE_CHECKING:
+    from sandbox.harnesses.models import AgentModel
     from scorer.models_yaml import JudgeConfig
 
 
@@ -73,11 +79,21 @@ def _check_judge(args: argparse.Namespace) -> JudgeConfig | None:
     return check_judge(args.judge_model, args.models_yaml)
 
 
+def _preflight(
+    args: argparse.Namespace, model: AgentModel | None, judge: JudgeConfig | None
+) -> None:
+    """Unless --no-preflight: the agent's model and the judge each answering one tiny call,
+    after every local check and before any container starts."""
+    if not args.no_preflight:
+        preflight(model, judge)
+
+
 def _run(args: argparse.Namespace) -> int:
-    req = request_from(args, args.task_dir, args.out)
+    req, model = request_from(args, args.task_dir, args.out)
     judge = _check_judge(args)
     client = engine.connect()
     req.check_image(client)  # before any run directory or container
+    _preflight(args, model, judge)
     outcome = run_task(client, req)
     judge_match = judge_verdict = None
     scored = 0
@@ -137,22 +153,36 @@ def _checked_corpus(args: argparse.Namespace) -> CorpusCheck | None:
 def _batch(args: argparse.Namespace) -> int:
     from sandbox.host.batch import BatchOptions, run_batch
 
-    template = request_from(args, args.corpus, args.out)
+    template, model = request_from(args, args.corpus, args.out)
+    if args.backend == "ray":
+        check_ray_options(args)
+    elif args.ray_address is not None:
+        raise UsageError("--ray-address goes with --backend ray")
     check = _checked_corpus(args)
     if check is None:
         return 2
     judge = _check_judge(args)
+    client = engine.connect()
+    template.check_image(client)  # once here, before the calls that cost
+    _preflight(args, model, judge)
     options = BatchOptions(
         corpus=args.corpus,
         out=args.out,
-        concurrency=args.concurrency,
+        concurrency=args.concurrency if args.backend == "ray" else args.concurrency or 2,
         resume=args.resume,
         include_placeholders=args.include_placeholders,
         invalid=frozenset(check.invalid),
         judge=judge,
         models_yaml=args.models_yaml,
+        stop_after=args.stop_after,
+        allow_incomplete=args.allow_incomplete,
     )
-    return run_batch(engine.connect(), template, options, json_output=args.json)
+    if args.backend == "ray":
+        from sandbox.cluster.batch import RayOptions, run_ray_batch
+
+        ray_options = RayOptions(args.ray_address)
+        return run_ray_batch(client, template, options, ray_options, json_output=args.json)
+    return run_batch(client, template, options, json_output=args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,8 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         with sigterm_as_interrupt():  # SIGTERM cleans up like Ctrl-C
-            return {"build": _build, "run": _run, "batch": _batch}[args.command](args)
-    except (UsageError, engine.EngineError, BuildError) as e:
+            commands = {"build": _build, "run": _run, "batch": _batch, "check": run_check}
+            return commands[args.command](args)
+    except (UsageError, engine.EngineError, BuildError, PreflightFailed) as e:
         if args.debug:
             raise
         print(f"clawbench-sandbox: {e}", file=sys.stderr)

@@ -10,12 +10,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.cli_options import OneLineParser
+from proxy_addon.cli_options import OneLineParser, count
 from sandbox.container.contract import MIN_RECORDS_BUDGET
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
 from sandbox.host.limits import Limits
-from sandbox.option_types import command, cpus, default_image, positive_int, seconds, size
+from sandbox.option_types import (
+    command,
+    cpus,
+    default_image,
+    positive_int,
+    seconds,
+    size,
+)
 
 DOCKER_MIN_MEMORY = 6 << 20
 """The least memory limit Docker accepts."""
@@ -23,15 +30,20 @@ DOCKER_MIN_MEMORY = 6 << 20
 RUN_EXIT_CODES = """exit codes:
   0    intercepted
   1    not intercepted (the agent's failure)
-  2    setup or infra error (bad options, missing image, proxy never ready, container failed),
-       or --judge-model: the judge does not resolve (checked before any container starts) or
-       scoring the run failed (the run is kept)
+  2    setup or infra error: bad options, missing image, the pre-flight failed (the model or
+       the judge answered an error, or nothing answered; checked before any container starts),
+       the judge does not resolve, proxy never ready, container failed, the model API failed
+       the run's own calls (model_api_failure), or scoring the run failed (the run is kept)
   130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
 BATCH_EXIT_CODES = """exit codes:
-  0    every run finished without an infra failure (intercepted or not)
-  2    setup error (a task.json of the corpus that does not load, without --skip-invalid),
-       at least one run ended as an infra failure, or --judge-model: the judge
-       does not resolve (checked before any container starts) or scoring the batch failed
+  0    every run finished without an infra failure (intercepted or not) and, with
+       --judge-model, every verdict is in (or --allow-incomplete)
+  2    setup error before any run (bad options, a task.json of the corpus that does not load
+       without --skip-invalid, missing image, the pre-flight failed, the judge does not
+       resolve), or scoring the batch failed (the runs are kept)
+  3    incomplete: a run ended as an infra failure (model_api_failure included), a verdict
+       is missing, or the batch stopped after --stop-after consecutive model_api_failures;
+       one line says which and the command that completes it (--resume BATCH_DIR)
   130  interrupted (Ctrl-C or SIGTERM; no new runs start, containers are removed)"""
 
 
@@ -177,6 +189,12 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--judge-model", metavar="NAME", help="score the run(s) right away")
     p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to the agent's model and the judge before any container "
+        "starts (a wrong key, model name, base_url or port is then found run by run)",
+    )
+    p.add_argument(
         "--models-yaml",
         type=Path,
         metavar="FILE",
@@ -200,6 +218,7 @@ def parser() -> argparse.ArgumentParser:
     _build_parser(sub)
     _run_parser(sub)
     _batch_parser(sub)
+    _check_parser(sub)
     return parser
 
 
@@ -263,9 +282,22 @@ def _batch_parser(sub: Any) -> None:
     t.add_argument(
         "--concurrency",
         type=positive_int,
-        default=2,
         metavar="N",
-        help="containers running at once (default: %(default)s)",
+        help="containers running at once (default: 2; --backend ray: as many as the cluster's "
+        "clawbench_docker resources allow)",
+    )
+    t.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the runs go: this machine's Docker engine, or the nodes of a Ray cluster "
+        "(pip install 'clawbench-intercept[ray]'; docs/scale-out.md) (default: %(default)s)",
+    )
+    t.add_argument(
+        "--ray-address",
+        metavar="HEAD:PORT",
+        help="--backend ray: the cluster's head (default: $RAY_ADDRESS, else a cluster "
+        "started on this machine)",
     )
     t.add_argument(
         "--resume",
@@ -285,3 +317,32 @@ def _batch_parser(sub: Any) -> None:
         action="store_true",
         help="also run log-only tasks that can never intercept (skipped by default)",
     )
+    t.add_argument(
+        "--stop-after",
+        type=count,
+        default=3,
+        metavar="N",
+        help="start no new run once N runs in a row ended model_api_failure (the key, quota or "
+        "endpoint is broken: fix it, then --resume); 0 never stops (default: %(default)s)",
+    )
+    t.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0 on an incomplete batch (infra failures, missing verdicts) instead of 3",
+    )
+
+
+def _check_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "check",
+        help="check the agent's model and the judge with one tiny call each",
+        description="The pre-flight of run and batch alone: one one-token call to each "
+        "endpoint, and one line naming the entry, the URL and what came back.",
+        epilog="exit codes:\n  0    every endpoint answered\n  2    bad input, or an "
+        "endpoint failed (its entry, URL and what came back are named)",
+        formatter_class=FMT,
+    )
+    c.add_argument("--model", metavar="ENTRY", help="the agent's models.yaml entry")
+    c.add_argument("--harness", help="also check that this harness can call --model (its api_type)")
+    c.add_argument("--judge-model", metavar="NAME", help="the judge (default entry built in)")
+    c.add_argument("--models-yaml", type=Path, metavar="FILE", help="the models.yaml")

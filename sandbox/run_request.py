@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proxy_addon.cli_options import UsageError
+from proxy_addon.matching.redact import redact_command
 from sandbox.agents.request_script import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
@@ -73,16 +74,26 @@ def with_model(
     model: AgentModel, max_steps: int, env: dict[str, str], mitm: dict[str, str | list[str]]
 ) -> tuple[dict[str, str], dict[str, str | list[str]]]:
     """A harness run's environment and proxy options: the model's variables and the step cap
-    (the user's --env wins), and the model's host among the proxy's model hosts: its calls pass
-    the proxy like everything else, counted, never matched."""
-    hosts = mitm.get("clawbench_model_hosts", [])
-    listed = [hosts] if isinstance(hosts, str) else hosts
+    (the user's --env wins), and the model's proxy options: its host among the model hosts (its
+    calls pass the proxy like everything else, counted, never matched) and what the run's own
+    calls look like (endpoint, model, key hash), so that they tell whether the model API failed
+    the run."""
     env = {**model.env(), "CLAWBENCH_AGENT_MAX_STEPS": str(max_steps), **env}
-    return env, {**mitm, "clawbench_model_hosts": [*listed, model.host]}
+    mitm = dict(mitm)
+    for key, value in model.proxy_options().items():
+        given = mitm.get(key, [])
+        if isinstance(value, list):
+            mitm[key] = [*([given] if isinstance(given, str) else given), *value]
+        else:
+            mitm[key] = value
+    return env, mitm
 
 
-def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequest:
-    """A RunRequest from the shared run/batch options."""
+def request_from(
+    args: argparse.Namespace, task_dir: Path, out: Path
+) -> tuple[RunRequest, AgentModel | None]:
+    """A RunRequest from the shared run/batch options, and the harness's model (resolved, for
+    the pre-flight) when one runs."""
     if not task_dir.exists():
         raise UsageError(f"{task_dir}: no such task directory or file")
     if args.upstream_ca is not None and not args.upstream_ca.is_file():
@@ -93,6 +104,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
     mitm = _mitm_options(args.mitm_set)
     if args.allow_private:
         mitm["clawbench_allow_private"] = list(args.allow_private)
+    model = None
     if agent.kind == "harness":
         harness = HARNESSES[args.harness]
         if args.model is None:
@@ -106,7 +118,7 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
             raise UsageError(str(e)) from e
         image = args.image or harness_image(default_image(), harness.name)
         env, mitm = with_model(model, args.max_steps, env, mitm)
-    return RunRequest(
+    request = RunRequest(
         task_dir=task_dir,
         agent=agent,
         out=out,
@@ -127,3 +139,27 @@ def request_from(args: argparse.Namespace, task_dir: Path, out: Path) -> RunRequ
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )
+    return request, model
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """--backend ray: Ray installed, and no secret on the command line (Ray records the driver's
+    command line as its job's entrypoint and shows it in its dashboard)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--backend ray needs Ray: pip install 'clawbench-intercept[ray]' (on every node too)"
+        ) from None
+    for item in args.env:
+        key, sep, _ = item.partition("=")
+        if sep:
+            raise UsageError(
+                f"--env {key}=...: with --backend ray a value on the command line reaches Ray's "
+                f"records; export {key} and pass --env {key}"
+            )
+    if args.agent_cmd is not None and redact_command(args.agent_cmd) != args.agent_cmd:
+        raise UsageError(
+            "--agent-cmd holds a secret-looking value, which Ray would record with the command "
+            "line; pass it with --env NAME from the environment"
+        )

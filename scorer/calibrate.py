@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proxy_addon.records.atomic import write_bytes_atomic
+from proxy_addon.records.tokens import Tokens
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.calibration import (
     KINDS,
@@ -59,13 +60,11 @@ class Miss(BaseModel):
     why: str  # the label's reason
 
 
-class CallFigures(BaseModel):
+class CallFigures(Tokens):
     model_config = _FORBID
 
     calls: int = 0
     errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
     wall_s: float = 0.0
 
 
@@ -179,8 +178,7 @@ def calibrate(
         calls=CallFigures(
             calls=stats.calls,
             errors=stats.errors,
-            input_tokens=stats.input_tokens,
-            output_tokens=stats.output_tokens,
+            **stats.tokens.model_dump(),
             wall_s=round(stats.wall_s, 3),
         ),
     )

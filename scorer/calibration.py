@@ -248,6 +248,16 @@ def load_file(path: Path) -> CalibrationTask:
         raise CalibrationError(path, _field(loc), _fix(err)) from e
 
 
+def _is_set(directory: Path) -> bool:
+    """Whether a directory's first *.json file is a calibration file (a task and its cases)."""
+    first = next(iter(sorted(directory.glob("*.json"))), None)
+    try:
+        data = json.loads(first.read_bytes()) if first is not None else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "cases" in data
+
+
 def load_set(path: Path) -> list[CalibrationTask]:
     """Load a calibration set: a directory of *.json files (sorted by name) or one file."""
     path = Path(path)
@@ -255,7 +265,7 @@ def load_set(path: Path) -> list[CalibrationTask]:
         raise CalibrationError(path, "", "no such file or directory")
     files = sorted(p for p in path.glob("*.json") if p.is_file()) if path.is_dir() else [path]
     if not files:
-        subsets = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.json")))
+        subsets = sorted(p.name for p in path.iterdir() if p.is_dir() and _is_set(p))
         hint = f" (it holds the sets {', '.join(subsets)}: give one)" if subsets else ""
         raise CalibrationError(path, "", f"no *.json files here{hint}")
     tasks, seen = [], {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import shlex
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,13 @@ from pathlib import Path
 from proxy_addon.cli_options import OneLineParser, UsageError, count, positive_int, seconds
 from scorer.batch.judging import NoProgress, Progress
 from scorer.batch.scored_run import DECIDE_RULES
+from scorer.completeness import (
+    EXIT_INCOMPLETE,
+    Incomplete,
+    incomplete_line,
+    incompleteness,
+    rerun_command,
+)
 from scorer.display import PlainProgress, ProgressReporter, print_result
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing
@@ -35,10 +43,21 @@ COMMANDS = {
     "goldset": "scorer.cli_goldset",
 }
 """Subcommand → its module, imported when chosen (calibrate's data is no part of scoring)."""
+EXIT_WRITE_FAILED = 1
 EXIT_USAGE = 2
 NO_JUDGE_HINT = ", or pass --no-judge for Stage 1 only"
 """What the built-in judge's missing key adds here: this command can score without a judge."""
 EXIT_INTERRUPTED = 130
+EXIT_CODES = f"""exit codes:
+  0    scored, and complete: every counted run has its verdict and none is an infra failure
+       (or --allow-incomplete)
+  {EXIT_WRITE_FAILED}    a file could not be written (the rest is written; run again)
+  {EXIT_USAGE}    bad input, or a judge that cannot serve (pre-flight failed, key refused, no such
+       model), before any verdict is asked
+  {EXIT_INCOMPLETE}    incomplete: a verdict is missing (judge errors, timeouts, --limit) or a
+       run is an infra failure (model_api_failure included); one line names them and the
+       command that completes it (the same clawbench-score asks only for the missing verdicts)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C or SIGTERM); the verdicts received are saved"""
 
 
 def _judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,6 +88,11 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout", type=seconds(zero_ok=False), default=60.0, help="seconds per judge call"
     )
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to each judge before the first verdict is asked",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,6 +103,8 @@ def parser() -> argparse.ArgumentParser:
         "leaderboard rows. Also: clawbench-score compare A B (two batches task by task), "
         "clawbench-score calibrate [GOLD] (a judge against labelled cases), clawbench-score "
         "goldset blind|agree (the gold set's blind second labelling).",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", nargs="?", type=Path, help="a batch, a directory of batches, or a run")
     p.add_argument("--only-batch", type=Path, help="same as PATH (the scoring document's form)")
@@ -115,6 +141,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show progress even without a TTY (plain lines on stderr)",
     )
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help=f"exit 0 on an incomplete result (missing verdicts, infra failures) instead of "
+        f"{EXIT_INCOMPLETE}; it is still said on stderr",
+    )
     p.add_argument("--debug", action="store_true", help="tracebacks on errors")
     return p
 
@@ -140,6 +172,7 @@ def options(args: argparse.Namespace) -> ScoreOptions:
         csv=args.csv,
         timeout=args.timeout,
         dump_limit=args.dump_limit,
+        preflight=not args.no_preflight,
     )
 
 
@@ -187,8 +220,7 @@ def _output(args: argparse.Namespace, result: ScoreResult) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run clawbench-score (or its compare and calibrate commands): 0 on success, 1 if a write
-    failed, 2 on bad input, 130 interrupted."""
+    """Run clawbench-score (or its compare and calibrate commands); exit codes: EXIT_CODES."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
@@ -219,7 +251,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERRUPTED
     _output(args, result)
-    return 1 if result.write_errors else 0
+    if result.write_errors:
+        return EXIT_WRITE_FAILED
+    found = incompleteness(result)
+    if not found:
+        return 0
+    line = incomplete_line(found, _again(args), _rerun(found))
+    print(f"clawbench-score: {line}", file=sys.stderr)
+    return 0 if args.allow_incomplete else EXIT_INCOMPLETE
+
+
+def _again(args: argparse.Namespace) -> str:
+    """The clawbench-score command that asks for the missing verdicts (saved ones are reused)."""
+    words = ["clawbench-score", str(args.path or args.only_batch)]
+    for judge in args.judge_model or []:
+        words += ["--judge-model", judge]
+    for flag, value in (("--models-yaml", args.models_yaml), ("--tasks", args.tasks)):
+        if value is not None:
+            words += [flag, str(value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _rerun(found: Incomplete) -> str | None:
+    """The batch --resume command for the infra failures, when one batch holds them all."""
+    return rerun_command(found.batches[0]) if len(found.batches) == 1 else None
 
 
 if __name__ == "__main__":

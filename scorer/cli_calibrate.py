@@ -30,6 +30,7 @@ from scorer.calibration_stats import DEFAULT_GATES, DEFAULT_PASS_RATES
 from scorer.judge.evidence import DUMP_LIMIT
 from scorer.judge.scheduler import CallSettings, JudgeFatal
 from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, resolve_judge
+from scorer.preflight import PreflightFailed, check_judges
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -71,6 +72,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("gold", nargs="?", type=Path, help=f"the set (default {SHIPPED_SET})")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to the judge before the set is judged",
+    )
     p.add_argument("--rubric", choices=("strict", "lenient"), default="strict")
     gated = ", ".join(f"{k}={v:g}" for k, v in DEFAULT_GATES.items())
     p.add_argument(
@@ -125,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CalibrationError(args.out, "", f"--out: directory {args.out.parent} is missing")
         rates = [*args.pass_rate, *(_batch_rate(b) for b in args.batch)] or DEFAULT_PASS_RATES
         judge = resolve_judge(args.judge_model, args.models_yaml)
+        if not args.no_preflight:
+            check_judges([judge], args.timeout)
         result = calibrate(
             gold,
             judge,
@@ -137,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.out is not None:
             write_result(args.out, result)
-    except (CalibrationError, ConfigError, JudgeFatal, SummaryError) as e:
+    except (CalibrationError, ConfigError, JudgeFatal, SummaryError, PreflightFailed) as e:
         print(f"clawbench-score calibrate: {e}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:

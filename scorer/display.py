@@ -165,6 +165,11 @@ def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
         notes.append(f"{usage['runs_without_usage']} runs recorded none")
     if usage.get("calls_without_usage"):
         notes.append(f"{usage['calls_without_usage']} replies named no usage (not counted)")
+    if usage.get("runs_usage_incomplete"):
+        notes.append(
+            f"usage incomplete in {usage['runs_usage_incomplete']} runs: the agent also called "
+            "a model API that is not its model host (not counted)"
+        )
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -218,9 +223,10 @@ def result_line(result: ScoreResult) -> str:
     line += f"cached, {result.reused_priors} reference verdicts reused"
     for judge, stats in result.calls.items():
         by = f" by {judge}" if len(result.calls) > 1 else ""
+        tokens = stats.tokens
         line += (
             f"; {stats.calls} calls{by}, {stats.throttled} rate-limited (429), {stats.errors} "
-            f"judge errors, tokens in {stats.input_tokens} out {stats.output_tokens}, "
+            f"judge errors, tokens in {tokens.input_tokens} out {tokens.output_tokens}, "
             f"{stats.wall_s:.1f} s"
         )
         if not stats.json_mode:

@@ -35,8 +35,16 @@ from scorer.batch.writer import Writer, write_if_changed
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
 from scorer.judge.scheduler import CallSettings, CallStats, JudgeFatal
 from scorer.models_yaml import ConfigError, JudgeConfig, Price, read_prices, resolve_judge
+from scorer.preflight import PreflightFailed, check_judges
 
-SCORING_ERRORS = (ConfigError, CorpusError, DiscoveryError, LeaderboardError, JudgeFatal)
+SCORING_ERRORS = (
+    ConfigError,
+    CorpusError,
+    DiscoveryError,
+    LeaderboardError,
+    JudgeFatal,
+    PreflightFailed,
+)
 """What score() raises for bad input or a judge that cannot serve: each says what and where in
 one line, so a caller prints it without a traceback."""
 
@@ -67,6 +75,7 @@ class ScoreOptions:
     dump_limit: int = DUMP_LIMIT
     backoff: float = 0.5
     rate_deadline: float = 600.0
+    preflight: bool = True  # one tiny call to each judge before the first verdict is asked
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,8 @@ def resolve_judges(opts: ScoreOptions) -> list[JudgeConfig]:
     ]
 
 
-def _judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
+def judge_spec(opts: ScoreOptions) -> JudgeSpec | None:
+    """The judges, rubrics and decide rule of opts, resolved; None without judges."""
     judges = resolve_judges(opts)
     if not judges:
         return None
@@ -158,12 +168,13 @@ def _read(batch: Batch, corpus: Corpus | None, writer: Writer) -> tuple[list[Run
 
 def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
     """Score every batch under opts.paths. Before any work: ConfigError, CorpusError,
-    DiscoveryError, LeaderboardError; JudgeFatal when the judge cannot serve the batch."""
+    DiscoveryError, LeaderboardError; PreflightFailed (before any verdict is asked) or JudgeFatal
+    when a judge cannot serve the batch."""
     if opts.csv is not None:
         check_csv(opts.csv)
     batches = _find(opts.paths)
     corpus = load_corpus(opts.tasks) if opts.tasks else None
-    spec = _judge_spec(opts)
+    spec = judge_spec(opts)
     prices = read_prices(opts.models_yaml) if opts.models_yaml else {}
     writer = Writer()
     judging = Judging(spec, writer, progress or NoProgress())
@@ -178,6 +189,8 @@ def score(opts: ScoreOptions, progress: Progress | None = None) -> ScoreResult:
             planned.append((batch, recs, plans))
         result.runs = len(chosen)
         to_judge = judging.select(chosen, opts.limit)
+        if to_judge and spec is not None and opts.preflight:
+            check_judges(list(spec.configs), opts.timeout)
         calls = CallSettings(opts.concurrency, opts.timeout, opts.backoff, opts.rate_deadline)
         result.calls = judging.judge(to_judge, calls)
     finally:
@@ -286,6 +299,7 @@ __all__ = [
     "RunScore",
     "ScoreOptions",
     "ScoreResult",
+    "judge_spec",
     "resolve_judge",
     "resolve_judges",
     "score",

@@ -104,6 +104,7 @@ COLUMNS = (
     Column("not\njudged", _key("n_unjudged"), _unjudged_among_judged),
     Column("not\nintercepted", _key("n_model_not_intercepted")),
     Column("infra\nfailure", _key("n_infra_failure")),
+    Column("of which\nmodel API", _key("n_model_api_failure"), _nonzero("n_model_api_failure")),
     Column("missing", _key("n_missing"), _nonzero("n_missing")),
     Column("extra", _key("n_extra"), _nonzero("n_extra")),
     Column("re-runs", _key("n_rerun"), _nonzero("n_rerun")),

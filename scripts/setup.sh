@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Create .venv with a Python >= 3.12 and install this project with its dev extras.
-# Idempotent: re-running only reinstalls when pyproject.toml changed.
+#   scripts/setup.sh [--with-browser-use] [--extra NAME ...]
+# --extra NAME: also an optional extra of pyproject.toml (e.g. ray, for --backend ray and its
+# tests); extras once installed stay installed. Idempotent: re-running only reinstalls when
+# pyproject.toml changed or an extra is asked for the first time.
 # PYTHON=/path/to/python picks the interpreter; VENV=DIR puts the venv elsewhere than .venv
 # (CI keeps a second one on the lowest supported Python: VENV=.venv-py312 PYTHON=python3.12).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${VENV:-.venv}
+
+with_browser_use=0
+extras=(dev)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --with-browser-use) with_browser_use=1 ;;
+    --extra)
+      shift
+      [ -n "${1:-}" ] || { echo "setup: --extra needs a name (e.g. --extra ray)" >&2; exit 2; }
+      extras+=("$1") ;;
+    *) echo "setup: unknown option $1 (use --with-browser-use, --extra NAME)" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; }
 
@@ -43,18 +60,28 @@ if [ ! -x "$venv/bin/python" ] || ! ok "$venv/bin/python"; then
   "$py" -m venv "$venv"
 fi
 
+# The stamp: pyproject.toml's hash on line 1, the extras installed with it on line 2.
 stamp="$venv/.clawbench-installed"
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing clawbench-intercept and its dev tools into $venv"
+have=$(sed -n 1p "$stamp" 2>/dev/null || true)
+installed=$(sed -n 2p "$stamp" 2>/dev/null || true)
+missing=0
+for extra in "${extras[@]}"; do
+  [[ " $installed " == *" $extra "* ]] || missing=1
+done
+if [ "$have" != "$want" ] || [ "$missing" = 1 ]; then
+  read -r -a kept <<< "$installed"
+  extras+=("${kept[@]}")
+  all=$(printf '%s\n' "${extras[@]}" | sort -u | paste -sd, -)
+  echo "setup: installing clawbench-intercept with [$all] into $venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-  "$venv/bin/python" -m pip install -q -e '.[dev]'
-  echo "$want" > "$stamp"
+  "$venv/bin/python" -m pip install -q -e ".[$all]"
+  printf '%s\n%s\n' "$want" "${all//,/ }" > "$stamp"
 fi
 
 # --with-browser-use: the browser-use harness in its own venv (.venv-browser-use), for the demo's
 # browser-use runs outside Docker; the same pinned version as the image's harness layer.
-if [ "${1:-}" = "--with-browser-use" ]; then
+if [ "$with_browser_use" = 1 ]; then
   want_bu=$(cat sandbox/harnesses/browser_use/{requirements,constraints}.txt | sha256sum | cut -d' ' -f1)
   if [ "$(cat .venv-browser-use/.clawbench-installed 2>/dev/null)" != "$want_bu" ]; then
     echo "setup: installing the browser-use harness into .venv-browser-use"

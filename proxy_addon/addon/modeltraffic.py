@@ -10,13 +10,22 @@ rewrites data/usage.json (AgentUsage).
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mitmproxy import ctx, exceptions, http
 
+from proxy_addon.addon.modelapi import (
+    ENDPOINT_OPTION,
+    KEY_OPTION,
+    NAME_OPTION,
+    OPTIONS_HELP,
+    OwnCalls,
+    header_shape,
+    looks_like_model_request,
+)
+from proxy_addon.addon.modelcall import model_call_line, request_body
 from proxy_addon.addon.modelhosts import (
     HELP,
     OPTION,
@@ -25,18 +34,19 @@ from proxy_addon.addon.modelhosts import (
     parse_model_hosts,
     request_host,
 )
+from proxy_addon.addon.names import address_literal
 from proxy_addon.addon.requestlog import printable
-from proxy_addon.addon.usage import UsageReader, UsageTee
-from proxy_addon.matching.bodies import Unevaluable, decode_content
-from proxy_addon.matching.urls import url_origin, url_path
+from proxy_addon.addon.usage import UsageTee
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
+from proxy_addon.records.modelapi import CallOutcome, FailedCall, ModelApiRecord
 from proxy_addon.records.requestwriter import RequestLogWriter
 from proxy_addon.records.usage import (
     USAGE_FILE,
     AgentUsage,
     ModelCallLine,
     add_call,
+    add_unmetered,
     read_usage,
 )
 
@@ -51,34 +61,28 @@ def is_model_call(flow: http.HTTPFlow) -> bool:
     return MODEL_CALL in flow.metadata
 
 
-_REQUEST_MODEL_LIMIT = 16 * 1024 * 1024
-
-
-def _requested_model(request: http.Request) -> str | None:
-    # Only when the reply names no model (an error reply): the request body's "model", decoded
-    # within a bound (the agent sends it; a decompression bomb must not take the proxy down).
-    raw = request.raw_content
-    if not raw or len(raw) > _REQUEST_MODEL_LIMIT:
-        return None
-    try:
-        body = decode_content(raw, request.headers.get("content-encoding"), _REQUEST_MODEL_LIMIT)
-    except Unevaluable:
-        return None
-    reader = UsageReader()
-    reader.see_json(body)
-    return reader.model
+def _reply_tee(response: http.Response) -> UsageTee:
+    """A UsageTee that has read a whole reply mitmproxy buffered."""
+    tee = UsageTee(response.headers.get("content-type"), response.headers.get("content-encoding"))
+    if response.raw_content:
+        tee(response.raw_content)
+    tee(b"")
+    return tee
 
 
 class ModelCalls:
-    """The per-call hooks: claim a request to a model host, tee its reply, record it once it ends.
+    """The per-call hooks: claim a request to a model host, tee its reply, record it once it ends;
+    and look at replies to other hosts for the usage of a model API (docs/formats.md).
 
     A sub-addon of ClawbenchModelTraffic, registered once model hosts are set: mitmproxy calls
     every hook an addon has on every request, so a run without model hosts pays nothing here.
     """
 
-    def __init__(self, record: Callable[[http.HTTPFlow, UsageTee | None], None]) -> None:
+    def __init__(self, owner: ClawbenchModelTraffic) -> None:
         self.hosts: frozenset[ModelHost] = frozenset()
-        self.record = record
+        self.owner = owner
+        self.addresses: set[tuple[str, int]] = set()
+        """Where model calls went (the connection's peer): a model host's destination."""
         self._tees: dict[str, UsageTee] = {}
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
@@ -105,6 +109,8 @@ class ModelCalls:
     def response(self, flow: http.HTTPFlow) -> None:
         if is_model_call(flow):
             self._finish(flow)
+        elif looks_like_model_request(flow.request.method, flow.request.raw_content):
+            self._other(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
         if is_model_call(flow):
@@ -122,25 +128,45 @@ class ModelCalls:
             tee(resp.raw_content)  # a body mitmproxy read whole (e.g. before our hook ran)
         if tee is not None and not tee.ended and flow.error is None:
             tee(b"")
-        self.record(flow, tee)
+        if (peer := flow.server_conn.peername) is not None:
+            self.addresses.add((str(peer[0]), int(peer[1])))
+        self.owner.record(flow, tee)
+
+    def _other(self, flow: http.HTTPFlow) -> None:
+        """A reply to what looks like an LLM call to a host that is no model host: counted when
+        it went where model calls go (another name of the model host), else, when it reports a
+        model API's usage, the run's usage is marked incomplete."""
+        peer, resp = flow.server_conn.peername, flow.response
+        if resp is None or not flow.server_conn.timestamp_tcp_setup:
+            return  # blocked or refused by the interceptor: no reply came from anywhere
+        tee = _reply_tee(resp)
+        if peer is not None and (str(peer[0]), int(peer[1])) in self.addresses:
+            self.owner.record(flow, tee, other_name=True)
+        elif tee.reader.tokens is not None:
+            req = flow.request
+            self.owner.unmetered(printable(f"{req.pretty_host}:{req.port}")[:200])
 
 
 class ClawbenchModelTraffic:
-    """Thin shell: the option, usage.json and the model-call lines; ModelCalls has the hooks."""
+    """Thin shell: the options, usage.json and the model-call lines; ModelCalls has the hooks."""
 
     def __init__(self, log: RequestLogWriter | None = None) -> None:
-        self.calls = ModelCalls(self._record)
+        self.calls = ModelCalls(self)
         self.addons: list[ModelCalls] = []
         """ModelCalls once model hosts are set (mitmproxy's sub-addons, read on every event)."""
         self.log = log or RequestLogWriter()
         """requests.jsonl's one writer, opened by the interceptor when it is armed."""
         self.data_dir: Path | None = None
         self.usage = AgentUsage()
+        self.own: OwnCalls | None = None
         self._running = False
         self._failed: str | None = None
 
     def load(self, loader: Any) -> None:
         loader.add_option(OPTION, Sequence[str], [], HELP)
+        loader.add_option(ENDPOINT_OPTION, Sequence[str], [], OPTIONS_HELP[ENDPOINT_OPTION])
+        loader.add_option(NAME_OPTION, str, "", OPTIONS_HELP[NAME_OPTION])
+        loader.add_option(KEY_OPTION, str, "", OPTIONS_HELP[KEY_OPTION])
 
     def configure(self, updated: set[str]) -> None:
         try:
@@ -160,6 +186,17 @@ class ClawbenchModelTraffic:
                 raise exceptions.OptionsError(f"clawbench: {e}") from e
             if self.calls.hosts:  # kept once registered: a call in flight still ends recorded
                 self.addons = [self.calls]
+            self.calls.addresses |= {
+                (h.strip("[]"), p) for h, p in self.calls.hosts if p and address_literal(h)
+            }
+        if updated & {ENDPOINT_OPTION, NAME_OPTION, KEY_OPTION}:
+            o = ctx.options
+            try:
+                self.own = OwnCalls.parse(
+                    o.clawbench_model_endpoint, o.clawbench_model_name, o.clawbench_model_key
+                )
+            except ValueError as e:
+                raise exceptions.OptionsError(f"clawbench: {e}") from e
         if "clawbench_data" in updated and ctx.options.clawbench_data:
             data = Path(ctx.options.clawbench_data)
             try:
@@ -169,6 +206,8 @@ class ClawbenchModelTraffic:
                     f"clawbench: {e}; move it away to start the usage count over"
                 ) from e
             self.data_dir, self.usage = data, earlier or AgentUsage()
+        if self.own is not None and self.usage.api is None:
+            self.usage.api = ModelApiRecord(configured=True)
 
     def running(self) -> None:
         self._running = True
@@ -179,47 +218,48 @@ class ClawbenchModelTraffic:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
 
-    def _record(self, flow: http.HTTPFlow, tee: UsageTee | None) -> None:
-        """A finished call: its requests.jsonl line, and usage.json rewritten."""
-        line = model_call_line(flow, tee)
-        if line.model is None:
-            line = line.model_copy(update={"model": _requested_model(flow.request)})
+    def record(self, flow: http.HTTPFlow, tee: UsageTee | None, other_name: bool = False) -> None:
+        """A finished call: its usage counted and usage.json rewritten; a model host's call also
+        gets its requests.jsonl line (one sent under another name already has the
+        interceptor's) and, when the run's own calls are known, its place in usage.json's api."""
+        body = request_body(flow.request)
+        line = model_call_line(flow, tee, body)
         self.usage = add_call(self.usage, line.model, line.usage)
+        if other_name:
+            self.usage.other_names += 1
+        elif self.own is not None and self.usage.api is not None:
+            line = self._judge(flow, line, body)
+        self._write(None if other_name else line)
+
+    def _judge(self, flow: http.HTTPFlow, line: ModelCallLine, body: bytes | None) -> ModelCallLine:
+        """The line with whether the call was the run's own, counted in usage.json's api."""
+        assert self.own is not None and self.usage.api is not None
+        not_own = self.own.judge(flow.request, line.url, body)
+        outcome = line.outcome or CallOutcome.OTHER
+        failed = None
+        if outcome != CallOutcome.OK:
+            failed = FailedCall(
+                url=line.url, status=line.status, outcome=outcome, api_error=line.api_error
+            )
+        shape = header_shape(flow.request)
+        self.usage.api.add(own=not_own is None, outcome=outcome, shape=shape, failed=failed)
+        return line.model_copy(update={"own": not_own is None, "not_own": not_own})
+
+    def unmetered(self, host: str) -> None:
+        """A reply with a model API's usage from host, which is no model host: usage incomplete."""
+        self.usage = add_unmetered(self.usage, host)
+        self._write(None)
+
+    def _write(self, line: ModelCallLine | None) -> None:
         if self.data_dir is None:
             return
         try:
-            self.log.append(line)
+            if line is not None:
+                self.log.append(line)
             # Not fsynced: it is rewritten whole after every call, and read after the proxy stops.
             write_json_atomic(self.data_dir / USAGE_FILE, self.usage, durable=False)
         except OSError as e:
             logger.error("clawbench: model call not recorded in %s: %s", self.data_dir, e)
 
 
-def model_call_line(flow: http.HTTPFlow, tee: UsageTee | None) -> ModelCallLine:
-    """The compact requests.jsonl line of a finished (or failed) model call."""
-    req, resp = flow.request, flow.response
-    named = request_host(req.scheme, req.host_header, req.host, req.port)
-    origin = url_origin(req.scheme, *(named or (req.host, req.port)))
-    path = printable(url_path(req.path).partition("?")[0])
-    start = req.timestamp_start
-    end = (resp.timestamp_end if resp else None) or time.time()
-    errors = [flow.error.msg if flow.error else None, tee.error if tee else None]
-    return ModelCallLine(
-        timestamp=start,
-        url=printable(origin) + path,
-        host=printable(origin.partition("://")[2]),
-        path=path,
-        method=printable(req.method),
-        status=resp.status_code if resp else None,
-        request_size=len(req.raw_content or b""),
-        response_size=tee.wire_bytes if tee else 0,
-        duration_s=round(max(end - start, 0.0), 4),
-        first_byte_s=round(resp.timestamp_start - start, 4) if resp else None,
-        streamed=bool(tee and tee.event_stream),
-        model=tee.reader.model if tee else None,
-        usage=tee.reader.tokens if tee else None,
-        error="; ".join(e for e in errors if e)[:500] or None,
-    )
-
-
-__all__ = ["MODEL_CALL", "ClawbenchModelTraffic", "ModelCalls", "is_model_call", "model_call_line"]
+__all__ = ["MODEL_CALL", "ClawbenchModelTraffic", "ModelCalls", "is_model_call"]

@@ -16,9 +16,11 @@ import json
 import logging
 from typing import Any
 
+from proxy_addon.addon.modelapi import says_quota
+from proxy_addon.addon.requestlog import printable
 from proxy_addon.addon.sse import SseParser
 from proxy_addon.addon.streamdecode import StreamDecodeError, StreamDecoder
-from proxy_addon.records.usage import TokenCounts
+from proxy_addon.records.tokens import TokenCounts, tokens_from_usage
 
 logger = logging.getLogger("clawbench")
 
@@ -36,51 +38,16 @@ _RESPONSE_EVENTS = frozenset(
 )
 
 
-def _count(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value) if value >= 0 and value == int(value) else 0
-
-
-def tokens_from_usage(usage: Any) -> TokenCounts | None:
-    """One API's usage object as TokenCounts (see records.usage); None when it holds none."""
-    if not isinstance(usage, dict):
-        return None
-    if "prompt_tokens" in usage or "completion_tokens" in usage:  # chat completions
-        prompt = _count(usage, "prompt_tokens")
-        cached = _count(usage.get("prompt_tokens_details"), "cached_tokens")
-        cached = cached or _count(usage, "prompt_cache_hit_tokens")  # DeepSeek's name for it
-        return TokenCounts(
-            input_tokens=prompt,
-            output_tokens=_count(usage, "completion_tokens"),
-            cached_tokens=min(cached, prompt),
-        )
-    if "input_tokens" in usage or "output_tokens" in usage:  # responses API, Anthropic
-        # Anthropic counts cache reads and writes apart from input_tokens; OpenAI within it.
-        read = _count(usage, "cache_read_input_tokens")
-        written = _count(usage, "cache_creation_input_tokens")
-        return TokenCounts(
-            input_tokens=_count(usage, "input_tokens") + read + written,
-            output_tokens=_count(usage, "output_tokens"),
-            cached_tokens=_count(usage.get("input_tokens_details"), "cached_tokens") + read,
-        )
-    if "promptTokenCount" in usage or "candidatesTokenCount" in usage:  # Gemini
-        prompt = _count(usage, "promptTokenCount")
-        return TokenCounts(
-            input_tokens=prompt,
-            output_tokens=_count(usage, "candidatesTokenCount")
-            + _count(usage, "thoughtsTokenCount"),
-            cached_tokens=min(_count(usage, "cachedContentTokenCount"), prompt),
-        )
-    return None
-
-
 class UsageReader:
-    """The model and usage of one reply, from the JSON objects it is made of."""
+    """The model and usage of one reply, from the JSON objects it is made of, and the error it
+    names (an error reply, or an error event in a stream)."""
 
     def __init__(self) -> None:
         self.model: str | None = None
+        self.api_error: str | None = None
+        """The error's code, else its type (OpenAI's and Anthropic's error objects)."""
+        self.quota_said: bool = False
+        """Whether that error is about quota or credit."""
         self._usage: dict[str, Any] = {}
 
     @property
@@ -99,6 +66,8 @@ class UsageReader:
             obj = obj.get("response")
         if not isinstance(obj, dict):
             return
+        if isinstance(error := obj.get("error"), dict):
+            self._error(error)
         model = obj.get("model") or obj.get("modelVersion")
         if self.model is None and isinstance(model, str) and model:
             self.model = model[:200]
@@ -107,6 +76,15 @@ class UsageReader:
             usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
+
+    def _error(self, error: dict[str, Any]) -> None:
+        words = [error.get(k) for k in ("code", "type", "message")]
+        named = next((w for w in words[:2] if isinstance(w, str) and w), None)
+        if named is not None and self.api_error is None:
+            self.api_error = printable(named[:100])
+        self.quota_said = self.quota_said or says_quota(
+            " ".join(w for w in words if isinstance(w, str))
+        )
 
     def see_json(self, data: bytes) -> None:
         """Parse data as JSON and see it; text that is not JSON is no usage."""
@@ -168,7 +146,11 @@ class UsageTee:
 
     def _event(self, data: bytes) -> None:
         # Most events of a chat stream carry neither usage nor (once known) anything new.
-        if b"sage" in data or (self.reader.model is None and b'"model' in data):
+        if (
+            b"sage" in data
+            or b'"error"' in data
+            or (self.reader.model is None and b'"model' in data)
+        ):
             self.reader.see_json(data)
 
     def _finish(self) -> None:
@@ -182,4 +164,4 @@ class UsageTee:
             self._body = bytearray()
 
 
-__all__ = ["MAX_BODY", "UsageReader", "UsageTee", "tokens_from_usage"]
+__all__ = ["MAX_BODY", "UsageReader", "UsageTee"]

@@ -36,8 +36,14 @@ class AgentResult(BaseModel):
         return value[:TEXT_LIMIT] if isinstance(value, str) else value
 
     def claim(self) -> dict[str, Any]:
-        """run-meta.json's agent_claim."""
-        return {"success": self.success, "text": self.text, "steps": self.steps}
+        """run-meta.json's agent_claim (error: how the harness says it ended, e.g. Claude
+        Code's terminal reason; shown beside the proxy's record, never deciding anything)."""
+        return {
+            "success": self.success,
+            "text": self.text,
+            "steps": self.steps,
+            "error": self.error,
+        }
 
 
 def read_agent_result(path: Path) -> tuple[AgentResult | None, str | None]:

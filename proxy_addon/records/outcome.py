@@ -6,8 +6,10 @@ with `classify`, the scorer adds the judge's with `scored_category`, and the bat
 status comes from `batch_status`.
 
 Infra failures are counted apart: a task that does not load, a proxy that never became ready, a
-container that died or had to be killed, an agent command that cannot execute. Everything else
-that did not intercept is the model's (agent's) failure.
+container that died or had to be killed, an agent command that cannot execute, and the model API
+failing the run's own calls as the proxy recorded them (`model_api_failure`, its own category;
+records.modelapi has the rule). Everything else that did not intercept is the model's (agent's)
+failure.
 
 "Cannot execute" is the launcher's word, never the agent's exit status: the exec of the agent's
 command failed (ENOENT, EACCES, ENOEXEC) before any of its code ran, as the container's launcher
@@ -37,6 +39,8 @@ class StopReason(StrEnum):
     CONTAINER_FAILED = "container_failed"
     INTERRUPTED = "interrupted"
     HOST_TIMEOUT = "host_timeout"
+    NODE_LOST = "node_lost"
+    """--backend ray: the run's node (or its Ray worker) went away before the run came back."""
     TASK_DATA = "task_data"
     UNKNOWN = "unknown"
 
@@ -57,6 +61,7 @@ INFRA_STOPS = frozenset(
         StopReason.CONTAINER_FAILED,
         StopReason.INTERRUPTED,
         StopReason.HOST_TIMEOUT,
+        StopReason.NODE_LOST,
         StopReason.TASK_DATA,
         "chrome_cdp_timeout",  # the reference's: its browser never came up
         "missing_harness",  # the reference's: the agent's harness is not installed
@@ -76,6 +81,12 @@ class Category(StrEnum):
     INTERCEPTED = "intercepted"
     MODEL_NOT_INTERCEPTED = "model_not_intercepted"
     INFRA_FAILURE = "infra_failure"
+    MODEL_API_FAILURE = "model_api_failure"
+    """An infra failure of its own kind: the agent's model API failed the run's own calls."""
+
+
+INFRA_CATEGORIES = frozenset({Category.INFRA_FAILURE, Category.MODEL_API_FAILURE})
+"""Our categories that are infra failures (re-run by batch --resume, never the model's)."""
 
 
 REFERENCE_INFRA_CATEGORIES = frozenset({"api_or_credit", "task_data", "build_instruction"})
@@ -85,6 +96,7 @@ EXIT_CODES = {
     Category.INTERCEPTED: 0,
     Category.MODEL_NOT_INTERCEPTED: 1,
     Category.INFRA_FAILURE: 2,
+    Category.MODEL_API_FAILURE: 2,
 }
 """`clawbench-sandbox run`'s exit status by the runner's category."""
 
@@ -99,7 +111,7 @@ def is_infra_category(category: str | None) -> bool:
     if not category:
         return False
     return (
-        category == Category.INFRA_FAILURE
+        category in INFRA_CATEGORIES
         or category in REFERENCE_INFRA_CATEGORIES
         or category.startswith("browser_runtime")
     )
@@ -135,7 +147,11 @@ class Ending:
         """The stop_reason of a not-intercepted interception.json (the reference's list)."""
         if self.stop_reason in INTERCEPTION_STOP_REASONS:
             return self.stop_reason
-        if self.stop_reason in (StopReason.INTERRUPTED, StopReason.HOST_TIMEOUT):
+        if self.stop_reason in (
+            StopReason.INTERRUPTED,
+            StopReason.HOST_TIMEOUT,
+            StopReason.NODE_LOST,
+        ):
             return StopReason.CONTAINER_FAILED
         if self.stop_reason == StopReason.AGENT_RESOURCES_EXHAUSTED:
             return StopReason.AGENT_EXITED
@@ -149,10 +165,12 @@ def classify(
     setup_failure: str | None = None,
     exit_code: int | None = None,
     host_timeout: bool = False,
+    model_api: str | None = None,
 ) -> Ending:
     """Decide a run's category from what its session left behind.
 
-    stopped: None when the session left no report (the container died).
+    stopped: None when the session left no report (the container died); model_api: why the
+    proxy's record says the model API failed the run (records.modelapi.model_api_failure).
     """
     if intercepted:
         return Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)
@@ -162,6 +180,8 @@ def classify(
             return Ending(infra, StopReason.TASK_DATA, setup_failure)
         if setup_failure.startswith("interrupted"):
             return Ending(infra, StopReason.INTERRUPTED, setup_failure)
+        if setup_failure.startswith("node_lost"):
+            return Ending(infra, StopReason.NODE_LOST, setup_failure)
         return Ending(infra, StopReason.CONTAINER_FAILED, setup_failure)
     if stopped is None:
         why = f"no report.json from the container (exit code {exit_code})"
@@ -177,6 +197,8 @@ def classify(
     if stopped.exec_error is not None:
         why = f"agent command could not be executed: {stopped.exec_error}"
         return Ending(infra, StopReason.AGENT_EXITED, why)
+    if model_api is not None:
+        return Ending(Category.MODEL_API_FAILURE, stopped.reason, model_api)
     if stopped.reason == StopReason.INTERCEPTED:
         # .stop-requested without interception.json: the addon's record is missing.
         return Ending(infra, StopReason.UNKNOWN, "stop requested but no interception.json")
@@ -184,12 +206,18 @@ def classify(
 
 
 def scored_category(
-    *, infra: bool, intercepted: bool, judged: bool, verdict: JudgeVerdict | None
+    *,
+    infra: bool,
+    intercepted: bool,
+    judged: bool,
+    verdict: JudgeVerdict | None,
+    model_api: bool = False,
 ) -> tuple[Category, bool]:
     """(result_category, final_pass) once scored: final_pass = intercepted AND the verdict is
-    match; cannot_tell and a judge error (None) are categories of their own."""
+    match; cannot_tell and a judge error (None) are categories of their own; model_api: the
+    runner found the model API failing (kept as its own kind of infra failure)."""
     if infra:
-        return Category.INFRA_FAILURE, False
+        return (Category.MODEL_API_FAILURE if model_api else Category.INFRA_FAILURE), False
     if not intercepted:
         return Category.MODEL_NOT_INTERCEPTED, False
     if not judged:
@@ -233,6 +261,7 @@ def batch_status(
 __all__ = [
     "BATCH_STATUSES",
     "EXIT_CODES",
+    "INFRA_CATEGORIES",
     "INFRA_STOPS",
     "INTERCEPTION_STOP_REASONS",
     "REFERENCE_INFRA_CATEGORIES",

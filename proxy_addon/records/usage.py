@@ -1,10 +1,8 @@
 """The agent's model usage: data/usage.json (per run) and the compact requests.jsonl line the
 addon writes for each model call (hosts named by clawbench_model_hosts).
 
-Token counts mean the same for every API: input_tokens are all prompt tokens, cached ones
-included (OpenAI's prompt_tokens; Anthropic's input_tokens plus its cache reads and writes);
-cached_tokens the part served from a prompt cache; output_tokens everything generated
-(reasoning included). A call whose reply named no usage is counted in calls_without_usage.
+Token counts mean the same for every API (records.tokens). A call whose reply named no usage is
+counted in calls_without_usage. How the calls ended is usage.json's `api` (records.modelapi).
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proxy_addon.records.jsonfile import RecordError, first_error
+from proxy_addon.records.modelapi import CallOutcome, ModelApiRecord
+from proxy_addon.records.tokens import ModelUsage, TokenCounts
 
 USAGE_FILE = "usage.json"
 """Its name in the run's data dir."""
@@ -26,26 +26,18 @@ UNKNOWN_MODEL = "unknown"
 _OURS = ConfigDict(extra="forbid")
 
 
-class TokenCounts(BaseModel):
-    """Tokens of one model call, normalised across APIs (see the module docstring)."""
-
-    model_config = _OURS
-
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cached_tokens: int = Field(default=0, ge=0)
-
-
-class ModelUsage(BaseModel):
-    """One model's totals over a run."""
+class UnmeteredReplies(BaseModel):
+    """Replies with a model API's usage block from hosts that are not model hosts: the agent
+    called another model API, so its usage is incomplete (those tokens are not counted)."""
 
     model_config = _OURS
 
     calls: int = Field(default=0, ge=0)
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cached_tokens: int = Field(default=0, ge=0)
-    calls_without_usage: int = Field(default=0, ge=0)
+    hosts: list[str] = Field(default_factory=list)
+    """The first few such hosts (with their port)."""
+
+
+HOSTS_KEPT = 10
 
 
 class AgentUsage(BaseModel):
@@ -55,13 +47,21 @@ class AgentUsage(BaseModel):
 
     calls: int = Field(default=0, ge=0)
     models: dict[str, ModelUsage] = Field(default_factory=dict)
+    other_names: int = Field(default=0, ge=0)
+    """Of calls, those sent to a model host's address under another name (counted all the same)."""
+    unmetered: UnmeteredReplies | None = None
+    """Set when usage is incomplete: replies with usage from hosts that are not model hosts."""
+    api: ModelApiRecord | None = None
+    """How the run's own calls ended; None unless the proxy was told what they look like."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every reply with a model API's usage that the proxy saw was counted."""
+        return self.unmetered is None
 
     def totals(self) -> ModelUsage:
         """All models summed."""
-        total = ModelUsage()
-        for one in self.models.values():
-            total = add_model_usage(total, one)
-        return total
+        return sum(self.models.values(), ModelUsage())
 
 
 class ModelCallLine(BaseModel):
@@ -84,22 +84,34 @@ class ModelCallLine(BaseModel):
     model: str | None
     usage: TokenCounts | None
     error: str | None = None
-
-
-def add_model_usage(a: ModelUsage, b: ModelUsage) -> ModelUsage:
-    """Field-wise sum of two ModelUsage."""
-    return ModelUsage(**{k: getattr(a, k) + getattr(b, k) for k in ModelUsage.model_fields})
+    outcome: CallOutcome | None = None
+    """How it ended (records.modelapi.CallOutcome); None in lines written before it was kept."""
+    own: bool | None = None
+    """The run's own call (its key, endpoint, model); None when the proxy was not told them."""
+    not_own: str | None = None
+    """Why it is not: another key, another endpoint, another model, not a request of the API."""
+    api_error: str | None = None
+    """The error type or code the API named."""
 
 
 def add_call(usage: AgentUsage, model: str | None, tokens: TokenCounts | None) -> AgentUsage:
     """usage with one more call of model (tokens None: the reply named no usage)."""
     name = model or UNKNOWN_MODEL
     one = ModelUsage(calls=1, calls_without_usage=int(tokens is None))
-    if tokens is not None:
-        one = one.model_copy(update=tokens.model_dump())
     models = dict(usage.models)
-    models[name] = add_model_usage(models.get(name, ModelUsage()), one)
-    return AgentUsage(calls=usage.calls + 1, models=models)
+    models[name] = models.get(name, ModelUsage()) + (one if tokens is None else one + tokens)
+    return usage.model_copy(update={"calls": usage.calls + 1, "models": models})
+
+
+def add_unmetered(usage: AgentUsage, host: str) -> AgentUsage:
+    """usage marked incomplete: one more reply with usage from host, not a model host."""
+    seen = usage.unmetered or UnmeteredReplies()
+    hosts = (
+        seen.hosts if host in seen.hosts or len(seen.hosts) >= HOSTS_KEPT else [*seen.hosts, host]
+    )
+    return usage.model_copy(
+        update={"unmetered": UnmeteredReplies(calls=seen.calls + 1, hosts=hosts)}
+    )
 
 
 def read_usage(path: str | os.PathLike[str]) -> AgentUsage | None:
@@ -124,7 +136,8 @@ __all__ = [
     "ModelCallLine",
     "ModelUsage",
     "TokenCounts",
+    "UnmeteredReplies",
     "add_call",
-    "add_model_usage",
+    "add_unmetered",
     "read_usage",
 ]

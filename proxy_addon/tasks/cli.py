@@ -31,7 +31,14 @@ def _lint_epilog() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__,
+        epilog="exit codes:\n  0    validate, lint: no error found; match: the request would "
+        "be intercepted\n  1    validate, lint: an error found (each on its own line); match: "
+        "it would not\n  2    bad input: a path or file that cannot be read, a bad command line",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
     v = sub.add_parser(

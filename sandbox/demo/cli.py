@@ -39,10 +39,13 @@ from sandbox.host.image import DEFAULT_IMAGE, REPO
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.option_types import default_image
+from sandbox.preflight import preflight
 from sandbox.runs.batch import batch_summary, job_of
 from scorer.cli import NO_JUDGE_HINT
+from scorer.completeness import EXIT_INCOMPLETE, incomplete_line, incompleteness
 from scorer.display import print_result
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeConfig
+from scorer.preflight import PreflightFailed
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, score
 
 CORPUS = REPO / "test-cases" / "clawbench-demo"
@@ -57,8 +60,11 @@ def parser() -> argparse.ArgumentParser:
         "in the reference's layout and score it.",
         epilog="exit codes:\n  0    every run ended as planned and the batch was scored\n"
         "  1    a run did not end as planned, a commit reached the site, or scoring failed\n"
-        "  2    bad input (corpus, task.json, --out, judge settings) or, with --sandbox, no\n"
-        "       Docker engine or no image: said before any run\n"
+        "  2    bad input (corpus, task.json, --out, judge settings), a failed pre-flight of\n"
+        "       the judge or --agent-model, or, with --sandbox, no Docker engine or no image:\n"
+        "       said before any run\n"
+        "  3    incomplete: a verdict is missing or a run is an infra failure (the line says\n"
+        "       which and how to complete it; --allow-incomplete exits 0)\n"
         "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -88,6 +94,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
     p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one-token call to the judge and --agent-model before any run",
+    )
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="exit 0 when verdicts are missing or a run is an infra failure (instead of 3)",
+    )
     p.add_argument(
         "--concurrency", type=positive_int, default=3, metavar="N", help="runs at a time (3)"
     )
@@ -171,10 +187,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _score(
-    console: Console, batch: Path, judges: list[JudgeConfig], models_yaml: Path | None
+    console: Console,
+    batch: Path,
+    judges: list[JudgeConfig],
+    models_yaml: Path | None,
+    allow_incomplete: bool = False,
 ) -> int:
     """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
-    clawbench-score's exit code for what went wrong. models_yaml prices the agent's tokens."""
+    clawbench-score's exit code for what went wrong (3: incomplete, unless allow_incomplete).
+    models_yaml prices the agent's tokens."""
     from scorer.html_report import load_report, write_report
 
     how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
@@ -196,6 +217,13 @@ def _score(
         out = batch / "report.html"
         write_report(load_report([batch], out), out, "ClawBench demo")
         console.print(f"Report: {out}", highlight=False)
+    found = incompleteness(result)
+    if scored == 0 and found:
+        again = f"clawbench-score {batch}" + "".join(f" --judge-model {j.name}" for j in judges)
+        again += f" --models-yaml {models_yaml}" if models_yaml else ""
+        line = incomplete_line(found, again, "clawbench-demo")
+        print(f"clawbench-demo: {line}", file=sys.stderr)
+        scored = 0 if allow_incomplete else EXIT_INCOMPLETE
     return scored
 
 
@@ -230,8 +258,17 @@ def _demo(args: argparse.Namespace) -> int:
             mode.agent_model = resolve_agent_model(
                 BROWSER_USE, args.agent_model, args.models_yaml, "--agent-model"
             )
+        if not args.no_preflight:
+            agent_model = mode.agent_model if isinstance(mode, OnHost) else None
+            preflight(agent_model, judges[0] if judges else None)
         batch = _new_batch(args.out, ts)
-    except (PlanError, JudgeUnavailable, ModelUnavailable, SandboxUnavailable) as e:
+    except (
+        PlanError,
+        JudgeUnavailable,
+        ModelUnavailable,
+        SandboxUnavailable,
+        PreflightFailed,
+    ) as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
     workers = args.concurrency
@@ -258,7 +295,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     show_runs(console, results, batch)
     show_site(console, site, {r.run.harness for r in results})
-    scored = _score(console, batch, judges, args.models_yaml)
+    scored = _score(console, batch, judges, args.models_yaml, args.allow_incomplete)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
@@ -267,7 +304,9 @@ def _demo(args: argparse.Namespace) -> int:
         console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
     if scored == 130:  # the scorer was interrupted and said so; its verdicts so far are kept
         return 130
-    return 0 if not unexpected and not site.leaked and scored == 0 else 1
+    if unexpected or site.leaked or scored not in (0, EXIT_INCOMPLETE):
+        return 1
+    return scored
 
 
 if __name__ == "__main__":

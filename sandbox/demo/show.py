@@ -44,17 +44,21 @@ def site_seen(received: list[Received], runs: list[DemoRun]) -> SiteSeen:
 
 
 def show_runs(console: Console, results: list[RunResult], batch: Path) -> None:
+    """One row per run; a task's or an agent's name is never cut, the rest wraps between words."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"Runs in {batch}", title_justify="left")
-    for col in ("task", "agent", "what the agent does", "the proxy"):
-        table.add_column(col, overflow="fold")
+    table.add_column("task", no_wrap=True)
+    table.add_column("agent", no_wrap=True)
+    table.add_column("what the agent does")
+    table.add_column("the proxy", overflow="fold")
     for r in results:
         got = (
             "[green]blocked, recorded[/]" if r.intercepted else f"not intercepted: {r.stop_reason}"
         )
         if r.failure:
-            got = f"[red]infra failure: {r.failure}[/]"
+            got = f"[red]infra failure: {escape(r.failure)}[/]"
         table.add_row(r.run.slug, r.run.harness, r.run.why.split(":")[0], got)
     console.print(table)
 

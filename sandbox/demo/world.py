@@ -29,7 +29,8 @@ MODEL_HOST = "model.clawbench.test"
 FIRST_MODEL_PORT = 9001
 PYTHON = "/opt/clawbench/venv/bin/python"
 LOG = "/tmp/site.jsonl"
-READY_S = 60
+READY_S = 120
+"""Seconds the site container may take to answer (a loaded machine starts it slowly)."""
 
 
 @dataclass

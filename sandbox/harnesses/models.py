@@ -2,7 +2,9 @@
 resolved before any container starts, and the environment that hands it to the driver.
 
 The key travels only in the container's config.json (root 0600) and from there in the agent's
-environment; run-meta.json lists the variable names, never the values.
+environment; run-meta.json lists the variable names, never the values. The proxy is told what
+the run's own model calls look like (their URL, model and a keyed hash of the key, never the
+key), so that only they decide whether the model API failed the run (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from proxy_addon.addon.modelapi import ENDPOINT_OPTION, KEY_OPTION, NAME_OPTION, key_fingerprint
+from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
 from sandbox.harnesses import Harness
+from sandbox.harnesses.claude_code.invocation import anthropic_base_url
 from scorer.models_yaml import ConfigError, entry_config, read_models_yaml
 
 
@@ -27,6 +32,8 @@ class AgentModel:
     base_url: str
     api_type: str
     api_key: str = field(repr=False)
+    source: str = "models.yaml"
+    """Where the entry comes from (the models.yaml's path), for messages."""
 
     @property
     def host(self) -> str:
@@ -35,6 +42,22 @@ class AgentModel:
         port = url.port or (443 if url.scheme == "https" else 80)
         host = url.hostname or ""
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    @property
+    def call_url(self) -> str:
+        """The URL the harness's model calls go to (as its client builds it from base_url)."""
+        if self.api_type == "anthropic-messages":
+            return anthropic_base_url(self.base_url) + "/v1/messages"
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def proxy_options(self) -> dict[str, list[str] | str]:
+        """The proxy's model options: the host, and what the run's own calls look like."""
+        return {
+            MODEL_HOSTS: [self.host],
+            ENDPOINT_OPTION: [self.call_url],
+            NAME_OPTION: self.name,
+            KEY_OPTION: key_fingerprint(self.api_key),
+        }
 
     def env(self) -> dict[str, str]:
         """The driver's model variables."""
@@ -58,6 +81,18 @@ def resolve_agent_model(
             f"{given} {name}: give --models-yaml FILE with an entry "
             f"{name!r} (base_url, api_type, api_key)"
         )
+    model = model_entry(name, models_yaml, option)
+    if model.api_type not in harness.model_apis:
+        raise ModelUnavailable(
+            f"{models_yaml}: entry {name!r} api_type {model.api_type!r}: harness "
+            f"{harness.name} calls {', '.join(harness.model_apis)}; use an entry of that type"
+        )
+    return model
+
+
+def model_entry(name: str, models_yaml: Path, option: str = "--model") -> AgentModel:
+    """The models.yaml entry `name` as an agent's model, whatever harness calls it (option: the
+    flag that named it, for messages)."""
     try:
         entries = read_models_yaml(models_yaml)
         if name not in entries:
@@ -69,14 +104,10 @@ def resolve_agent_model(
         config = entry_config(name, entries[name], str(models_yaml))
     except ConfigError as e:
         raise ModelUnavailable(f"{option}: {e}") from e
-    if config.api_type not in harness.model_apis:
-        raise ModelUnavailable(
-            f"{models_yaml}: entry {name!r} api_type {config.api_type!r}: harness "
-            f"{harness.name} calls {', '.join(harness.model_apis)}; use an entry of that type"
-        )
     # base_url as the OpenAI client takes it (an Anthropic entry ends in /v1): each driver knows
     # its API's convention.
-    return AgentModel(name, config.base_url, config.api_type, config.api_keys[0])
+    key = config.api_keys[0]
+    return AgentModel(name, config.base_url, config.api_type, key, str(models_yaml))
 
 
-__all__ = ["AgentModel", "ModelUnavailable", "resolve_agent_model"]
+__all__ = ["AgentModel", "ModelUnavailable", "model_entry", "resolve_agent_model"]

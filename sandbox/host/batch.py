@@ -3,7 +3,9 @@
 Placeholder tasks (log only, they can never intercept) are skipped unless asked for. --resume
 keeps every run that finished (anything but an infra failure, which is retried) and runs the
 rest. Ctrl-C or SIGTERM: no new runs start, running containers are killed, every container of
-the batch is removed, the summary is written, exit 130.
+the batch is removed, the summary is written, exit 130. When --stop-after runs in a row end
+model_api_failure (a broken key, quota or endpoint), no new run starts either (the ones running
+finish), the batch says why and exits incomplete: --resume continues it once that is fixed.
 
 The steps: plan (which tasks run, which are kept), execute (in containers, by the run pipeline),
 score (when a judge is given), summarize and report.
@@ -15,6 +17,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,16 +36,20 @@ from proxy_addon.records.outcome import batch_status
 from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import RunRequest, run_task
+from sandbox.host.incomplete import ApiStreak, incomplete_batch
 from sandbox.runs.batch import batch_summary, done_line, finished_job, job_of, run_all, say
 from sandbox.runs.pipeline import RunOutcome
+from scorer.completeness import EXIT_INCOMPLETE
 from scorer.models_yaml import JudgeConfig
+from scorer.scoring import ScoreResult
 
 
 @dataclass(frozen=True)
 class BatchOptions:
     corpus: Path
     out: Path
-    concurrency: int = 2
+    concurrency: int | None = 2
+    """Runs at once; None: as many as the cluster takes (--backend ray)."""
     resume: Path | None = None
     include_placeholders: bool = False
     invalid: frozenset[Path] = frozenset()
@@ -50,10 +57,13 @@ class BatchOptions:
     judge: JudgeConfig | None = None
     """The judge, resolved before any container started (--judge-model)."""
     models_yaml: Path | None = None
+    stop_after: int = 3
+    """Start no new run once this many runs in a row ended model_api_failure; 0: never stop."""
+    allow_incomplete: bool = False
 
 
 @dataclass
-class _Plan:
+class BatchPlan:
     """Which tasks of the corpus run, which earlier runs are kept, which are skipped."""
 
     todo: list[tuple[int, Path]]
@@ -62,9 +72,24 @@ class _Plan:
     invalid: list[str]
 
 
-def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> _Plan:
+@dataclass
+class Executed:
+    """What executing a plan gave: every job by corpus index, whether Ctrl-C stopped it, and
+    how many runs went at once at most."""
+
+    jobs: dict[int, BatchJob]
+    interrupted: bool
+    concurrency: int
+
+
+Execute = Callable[[RunRequest, BatchOptions, Path, BatchPlan, ApiStreak], Executed]
+"""Runs a plan's tasks into the batch directory, starting none once the streak halts: in local
+containers (the default) or on a Ray cluster (sandbox.cluster)."""
+
+
+def _plan(template: RunRequest, options: BatchOptions, batch_dir: Path) -> BatchPlan:
     harness = template.job().harness
-    plan = _Plan([], {}, [], [])
+    plan = BatchPlan([], {}, [], [])
     for i, case_dir in enumerate(find_task_dirs(options.corpus)):
         if case_dir in options.invalid:
             plan.invalid.append(case_dir.name)
@@ -100,9 +125,10 @@ def _execute(
     template: RunRequest,
     options: BatchOptions,
     batch_dir: Path,
-    plan: _Plan,
-) -> tuple[dict[int, BatchJob], bool]:
-    """Run the plan's tasks in containers: (jobs by corpus index, interrupted)."""
+    plan: BatchPlan,
+    streak: ApiStreak,
+) -> Executed:
+    """Run the plan's tasks in containers on this machine's engine."""
     batch_id = f"{batch_dir.name}-{secrets.token_hex(4)}"
     containers = engine.LiveContainers()
     stopping = threading.Event()
@@ -115,25 +141,27 @@ def _execute(
     )
 
     def work(item: tuple[int, Path]) -> RunOutcome | None:
-        if stopping.is_set():
+        if stopping.is_set() or streak.halted.is_set():
             return None
         say(f"START {case_name(item[1])}")
         outcome = run_task(client, replace(template, task_dir=item[1]))
         say(f"DONE  {case_name(item[1])}: {done_line(outcome)}")
+        streak.add(outcome.ending)
         return outcome
 
     def interrupted_now() -> None:
         say("interrupted: stopping running containers, starting no new runs")
         containers.kill_all()
 
-    futures, interrupted = run_all(plan.todo, work, options.concurrency, stopping, interrupted_now)
+    concurrency = options.concurrency or 2
+    futures, interrupted = run_all(plan.todo, work, concurrency, stopping, interrupted_now)
     removed = engine.remove_labelled(client, engine.BATCH_LABEL, batch_id)
     if removed:
         say(f"removed {removed} leftover container(s)")
     jobs = dict(plan.kept)
     for (i, case_dir), future in zip(plan.todo, futures, strict=True):
         jobs[i] = _job(future, template.model, case_name(case_dir), stopping.is_set())
-    return jobs, interrupted
+    return Executed(jobs, interrupted, concurrency)
 
 
 def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool) -> BatchJob:
@@ -157,9 +185,11 @@ def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool
     return job
 
 
-def _score(batch_dir: Path, options: BatchOptions, jobs: dict[int, BatchJob]) -> int:
-    """Score the batch with the judge; the scorer's exit code (0 when it succeeded). Each new
-    job's status comes from the scorer's result for its run."""
+def _score(
+    batch_dir: Path, options: BatchOptions, jobs: dict[int, BatchJob]
+) -> tuple[int, ScoreResult | None]:
+    """Score the batch with the judge: (the scorer's exit code, 0 when it succeeded; its
+    result). Each new job's status comes from the scorer's result for its run."""
     from sandbox.judging import score_run, scoring_failed
 
     assert options.judge is not None
@@ -177,7 +207,7 @@ def _score(batch_dir: Path, options: BatchOptions, jobs: dict[int, BatchJob]) ->
                 judge_match=run.judge_match,
                 final_pass=run.final_pass,
             )
-    return scored
+    return scored, result
 
 
 def run_batch(
@@ -186,9 +216,12 @@ def run_batch(
     options: BatchOptions,
     *,
     json_output: bool = False,
+    execute: Execute | None = None,
 ) -> int:
-    """Run the batch; 0 when every job ran without an infra failure and scoring (if asked)
-    succeeded, 2 otherwise, 130 on Ctrl-C."""
+    """Run the batch (execute: where the runs go, this machine's engine by default); the exit
+    code of sandbox.options.BATCH_EXIT_CODES: 0 complete, 2 when scoring failed, 3 incomplete
+    (an infra failure, a missing verdict, a stop after model API failures; 0 with
+    allow_incomplete), 130 on Ctrl-C."""
     template.check_image(client)  # a missing or wrong image fails once, before any run
     batch_dir = _open_batch_dir(options)
     earlier = read_summary(batch_dir) if options.resume else None
@@ -199,14 +232,17 @@ def run_batch(
         f"placeholder(s) skipped{invalid} -> {batch_dir}"
     )
     start = time.monotonic()
-    jobs, interrupted = _execute(client, template, options, batch_dir, plan)
-    scored = 0
+    streak = ApiStreak(options.stop_after)
+    run = execute or (lambda *args: _execute(client, *args))
+    executed = run(template, options, batch_dir, plan, streak)
+    jobs, interrupted = executed.jobs, executed.interrupted
+    scored, result = 0, None
     if options.judge is not None and not interrupted:
-        scored = _score(batch_dir, options, jobs)
+        scored, result = _score(batch_dir, options, jobs)
     summary = batch_summary(
         started_at=earlier.started_at if earlier else now_iso(),
         elapsed_s=time.monotonic() - start + (earlier.elapsed_seconds if earlier else 0),
-        concurrency=options.concurrency,
+        concurrency=executed.concurrency,
         harness=template.job().harness,
         image=template.image,
         corpus=options.corpus,
@@ -219,7 +255,16 @@ def run_batch(
     _report(batch_dir, summary, json_output)
     if interrupted or scored == 130:
         return 130
-    return 2 if summary.totals.get("error") or scored else 0
+    if scored:
+        return 2
+    judge = options.judge.name if options.judge else None
+    line = incomplete_batch(
+        batch_dir, options.corpus, summary, result, streak, judge, options.models_yaml
+    )
+    if line is None:
+        return 0
+    say(line)
+    return 0 if options.allow_incomplete else EXIT_INCOMPLETE
 
 
 def _report(batch_dir: Path, summary: BatchSummary, json_output: bool) -> None:
@@ -230,4 +275,4 @@ def _report(batch_dir: Path, summary: BatchSummary, json_output: bool) -> None:
         print(f"batch {batch_dir}: {counts or 'no jobs'}")
 
 
-__all__ = ["BatchOptions", "run_batch"]
+__all__ = ["BatchOptions", "BatchPlan", "Execute", "Executed", "run_batch"]

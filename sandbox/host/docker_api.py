@@ -14,6 +14,7 @@ import shutil
 import tarfile
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -22,6 +23,7 @@ from typing import Any
 import docker
 import docker.errors
 import requests.exceptions
+import urllib3.exceptions
 
 LABEL = "io.clawbench.sandbox"
 """Every container the runner starts carries it (value: the run directory) for cleanup."""
@@ -125,12 +127,26 @@ def start(container: Any) -> None:
         raise EngineError(f"cannot start container: {e}") from e
 
 
+WAIT_POLL_S = 1.0
+"""wait() asks the engine again this often: a KeyboardInterrupt that Ray's task cancellation
+raises (it sends no signal, so a blocked read never sees it) is seen between two asks."""
+
+
 def wait(container: Any, timeout_s: float) -> int | None:
-    """The container's exit code, or None if it still runs after timeout_s."""
-    try:
-        return int(container.wait(timeout=timeout_s).get("StatusCode", -1))
-    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-        return None
+    """The container's exit code, or None if it still runs after timeout_s (or the engine
+    stopped answering)."""
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            return int(container.wait(timeout=min(left, WAIT_POLL_S)).get("StatusCode", -1))
+        except requests.exceptions.ReadTimeout:
+            continue
+        except requests.exceptions.ConnectionError as e:
+            # over the engine's Unix socket a read timeout comes wrapped as a ConnectionError
+            if e.args and isinstance(e.args[0], urllib3.exceptions.ReadTimeoutError):
+                continue
+            return None
+    return None
 
 
 def stop(container: Any, grace_s: float) -> None:
@@ -161,6 +177,11 @@ def _safe_relative(name: str) -> PurePosixPath | None:
     if not parts or any(p in ("", ".", "..") for p in parts) or name.startswith("/"):
         return None
     return PurePosixPath(*parts)
+
+
+def cut_note(limit: int, size: int) -> bytes:
+    """The line that ends a file cut at limit of its size bytes."""
+    return f"\n[clawbench: cut at {limit} of {size} bytes]\n".encode()
 
 
 def fetch(container: Any, src: str, dest: Path, limit: int | None = None) -> list[str]:
@@ -201,9 +222,8 @@ def fetch(container: Any, src: str, dest: Path, limit: int | None = None) -> lis
                             shutil.copyfileobj(source, out)
                         else:
                             out.write(source.read(limit))
-                            cut = f"cut at {limit} of {member.size} bytes"
-                            out.write(f"\n[clawbench: {cut}]\n".encode())
-                            skipped.append(f"{src}: {cut}")
+                            out.write(cut_note(limit, member.size))
+                            skipped.append(f"{src}: cut at {limit} of {member.size} bytes")
                     os.chmod(target, 0o644)
                 else:
                     skipped.append(f"{src}: {member.name}: not a regular file, skipped")

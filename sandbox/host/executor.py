@@ -25,6 +25,7 @@ import docker
 import docker.errors
 from pydantic import ValidationError
 
+from proxy_addon.addon.modelapi import KEY_OPTION
 from proxy_addon.matching.redact import redact_command
 from proxy_addon.records.atomic import write_bytes_atomic
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
@@ -83,9 +84,10 @@ class RunRequest:
 
 
 class DockerExecutor:
-    """Executes a prepared run in a fresh container of req.image."""
+    """Executes a prepared run in a fresh container of req.image (client None: describes a run
+    that never reached an engine)."""
 
-    def __init__(self, client: docker.DockerClient, req: RunRequest) -> None:
+    def __init__(self, client: docker.DockerClient | None, req: RunRequest) -> None:
         self.client = client
         self.req = req
         self.image: RunImage | None = None
@@ -101,12 +103,15 @@ class DockerExecutor:
 
     def abandon(self, run: PreparedRun) -> None:
         """Ctrl-C inside a Docker call may have left a container we never got a handle on."""
+        if self.client is None:
+            return
         with contextlib.suppress(docker.errors.DockerException):
             engine.remove_labelled(self.client, engine.LABEL, str(run.run_dir))
 
     def _execute(self, run: PreparedRun) -> None:
         """Create, start, wait for and collect the container."""
         req = self.req
+        assert self.client is not None, "an executor without an engine only describes"
         self.image = req.check_image(self.client)
         files = self._files(run)
         self.container_name = f"clawbench-{run.case[:60]}-{secrets.token_hex(4)}"
@@ -216,7 +221,9 @@ class DockerExecutor:
             "env_keys": sorted(req.env),
             "submit_page": bool(run.view and run.view.submit_page),
             "upstream_ca": req.upstream_ca is not None,
-            "mitm_options": dict(req.mitm_options),
+            "mitm_options": {
+                k: "[REDACTED]" if k == KEY_OPTION else v for k, v in req.mitm_options.items()
+            },
             "ipv6": report.ipv6 if report else None,
             "peak_memory_bytes": report.peak_memory_bytes if report else None,
             "listen": report.listen if report else [],

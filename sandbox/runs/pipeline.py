@@ -2,8 +2,9 @@
 
     prepare   a fresh run directory, task.json copied verbatim, the task loaded, the agent's view
     execute   an Executor runs the agent with the proxy (a container, or the demo's processes)
-    record    classify how it ended (records.outcome), write interception.json when the addon
-              wrote none, data/traffic.har and run-meta.json (runs.record)
+    record    classify how it ended (records.outcome; the model API's failure from the proxy's
+              data/usage.json, never from the harness's word), write interception.json when
+              the addon wrote none, data/traffic.har and run-meta.json (runs.record)
 
 Every run that got as far as a run directory ends with run-meta.json and interception.json,
 infra failures included (a bug of ours too: its traceback goes to data/runner-error.log), so a
@@ -23,7 +24,9 @@ from typing import Any, Protocol
 from proxy_addon.records.atomic import write_bytes_atomic
 from proxy_addon.records.interception import RecordError, read_interception
 from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
+from proxy_addon.records.modelapi import model_api_failure
 from proxy_addon.records.outcome import Category, Ending, Stopped, classify
+from proxy_addon.records.usage import USAGE_FILE, read_usage
 from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, record_traffic, write_meta
@@ -181,6 +184,7 @@ def finish(run: PreparedRun, setup_failure: str | None, blocks: dict[str, Any]) 
         setup_failure=setup_failure,
         exit_code=ex.exit_code,
         host_timeout=ex.host_timeout,
+        model_api=_model_api_failure(run.data),
     )
     record_not_intercepted(run.data, ending, run.task)
     record_traffic(run)
@@ -193,6 +197,16 @@ def _intercepted(data: Path) -> bool:
         return read_interception(data / "interception.json").intercepted
     except RecordError:
         return False
+
+
+def _model_api_failure(data: Path) -> str | None:
+    """Why the proxy's record (data/usage.json, which the agent cannot write) says the model
+    API failed the run's own calls; None when it does not, or there is no record."""
+    try:
+        usage = read_usage(data / USAGE_FILE)
+    except RecordError:
+        return None  # run-meta.json's agent_usage_warning names the file
+    return model_api_failure(usage.api if usage else None)
 
 
 def _unexpected(run: PreparedRun, error: Exception) -> str:

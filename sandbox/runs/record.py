@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from proxy_addon.records.agentresult import read_agent_result
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import NotIntercepted, RecordError
-from proxy_addon.records.outcome import Category, Ending
+from proxy_addon.records.outcome import Ending, is_infra_category
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
@@ -46,7 +46,7 @@ def meta_core(run: PreparedRun, ending: Ending, intercepted: bool) -> dict[str, 
         intercepted=intercepted,
         stop_reason=str(ending.stop_reason),
         result_category=str(ending.category),
-        infra_failure=ending.category == Category.INFRA_FAILURE,
+        infra_failure=is_infra_category(ending.category),
         egress_blocked=run.execution.egress_blocked,
     )
     if ending.failure_reason:

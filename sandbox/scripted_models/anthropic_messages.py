@@ -1,7 +1,7 @@
 """A scripted model behind a real Anthropic Messages API server (stdlib HTTP, SSE streaming).
 
 Usage: python -m sandbox.scripted_models.anthropic_messages --script FILE --port N
-           [--host 127.0.0.1] [--record FILE] [--api-key-env VAR]
+           [--host 127.0.0.1] [--record FILE] [--api-key-env VAR] [--fail STATUS]
 
 Each POST /v1/messages that carries tools is an agent turn and takes the script's next step
 (anthropic_script); one without tools (a title or a quota probe) gets a short text and leaves
@@ -9,7 +9,9 @@ the script where it is. Replies stream as the real API does (message_start with 
 content_block_start/delta/stop for text and tool_use with input_json_delta, message_delta with
 the final output tokens, message_stop) or come whole when the request does not ask to stream.
 Every call is recorded (never the key), and the usage totals are what a proxy's accounting of
-this traffic must find. Other paths answer 404 in the API's error shape and are logged.
+this traffic must find. Other paths answer 404 in the API's error shape and are logged. With
+`--fail STATUS` every Messages call is answered with that status and an error in the API's shape
+(`retry-after-ms` small, as the API may send it): the broken endpoint a test runs against.
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ from sandbox.scripted_models.anthropic_script import (
 from sandbox.scripted_models.anthropic_sse import message_json, sse_events
 
 __all__ = ["Call", "ScriptedAnthropic", "main"]
+
+FAIL_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+"""The error type the API sends with each status (else api_error)."""
 
 
 @dataclass(frozen=True)
@@ -73,16 +84,23 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         return  # the server's own record of calls is the log
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, kind: str, message: str) -> None:
-        self._json(status, {"type": "error", "error": {"type": kind, "message": message}})
+    def _error(
+        self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        self._json(status, body, headers)
 
     def _serve(self) -> None:
         length = int(self.headers.get("content-length") or 0)
@@ -95,6 +113,10 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.api_key is not None and self.headers.get("x-api-key") != owner.api_key:
             owner.record_other(self.command, self.path, 401)
             return self._error(401, "authentication_error", "invalid x-api-key")
+        if owner.fail is not None and path == "/v1/messages":
+            owner.record_other(self.command, self.path, owner.fail)
+            kind = FAIL_TYPES.get(owner.fail, "api_error")
+            return self._error(owner.fail, kind, f"scripted {owner.fail}", {"retry-after-ms": "20"})
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError as e:
@@ -140,9 +162,11 @@ class ScriptedAnthropic:
         port: int = 0,
         api_key: str | None = None,
         record: Path | None = None,
+        fail: int | None = None,
     ) -> None:
         self.script = script
         self.api_key = api_key
+        self.fail = fail
         self.record_path = record
         self._lock = threading.Lock()
         self._next_step = 0
@@ -262,6 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--record", type=Path, help="keep the calls and totals in this JSON file")
     parser.add_argument("--api-key-env", help="answer 401 unless x-api-key equals this variable")
+    parser.add_argument(
+        "--fail", type=int, metavar="STATUS", help="answer every Messages call with STATUS"
+    )
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script)
@@ -272,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     with ScriptedAnthropic(
-        script, host=args.host, port=args.port, api_key=key, record=args.record
+        script, host=args.host, port=args.port, api_key=key, record=args.record, fail=args.fail
     ) as server:
         print(f"scripted-anthropic: listening on {server.url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):

@@ -3,7 +3,9 @@
 POST /v1/chat/completions and POST /v1/responses. Each call is answered by the script: a list of
 replies consumed in order (then the default), or a function of the call. Options: a fixed latency,
 a concurrency cap answered with 429 + Retry-After beyond N calls in flight, and counters (calls,
-statuses, the most calls ever in flight).
+statuses, the most calls ever in flight). A pre-flight call (scorer.preflight's one-token check)
+is answered by `preflight` (a reply; default: a plain completion) and counted in `preflights`,
+apart from the judge calls.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from scorer.preflight import PROMPT as PREFLIGHT_PROMPT
 
 
 @dataclass
@@ -84,6 +88,8 @@ class JudgeServer:
     max_concurrent: int | None = None
     retry_after: str = "1"
     keep_calls: bool = True
+    preflight: Reply = field(default_factory=lambda: Reply("OK"))
+    preflights: int = 0
     _queue: list[Reply] = field(default_factory=list)
     _fn: Callable[[JudgeCall], Reply] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -197,6 +203,16 @@ def _response(status: int, payload: Any, headers: dict[str, str]) -> bytes:
 
 async def _answer(srv: JudgeServer, call: JudgeCall, arrived: float) -> bytes:
     """The bytes of the reply to one call: a 429 beyond the cap, else the script's reply."""
+    if call.user == PREFLIGHT_PROMPT:
+        with srv._lock:
+            srv.preflights += 1
+        reply = srv.preflight
+        payload = (
+            reply.body
+            if reply.body is not None
+            else _completion(call.path, str(call.body.get("model", "")), reply.content, (9, 1))
+        )
+        return _response(reply.status, payload, reply.headers)
     with srv._lock:
         over = srv.max_concurrent is not None and srv.in_flight >= srv.max_concurrent
         if not over:

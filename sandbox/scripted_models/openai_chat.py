@@ -4,7 +4,9 @@
 
 POST /v1/chat/completions (or /chat/completions) answers one step of the script per call, in
 the agent's own action format, streamed (SSE, with a usage chunk when asked) or not; GET /usage
-returns the token totals it reported, which a test compares with what the proxy counted.
+returns the token totals it reported, which a test compares with what the proxy counted. With
+`--fail STATUS` every call is answered with that HTTP status and an error in OpenAI's shape
+(`retry-after-ms` small, as a provider may send it), the broken endpoint a test runs against.
 
 A script is a JSON list of steps. A step names elements by what a user sees; the server finds
 their index in the page state the agent sent (browser-use's `[index]<tag ...>text` lines):
@@ -33,6 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.scripted_models.browser_use_actions import ScriptError, browser_use_actions
+
+FAIL_TYPES = {
+    401: "invalid_api_key",
+    403: "permission_denied",
+    404: "model_not_found",
+    429: "rate_limit_exceeded",
+}
+"""The error code a provider sends with each status (else server_error)."""
 
 
 def _text(content: Any) -> str:
@@ -68,6 +78,8 @@ class Script:
     position: int = 0
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
+    failed: int = 0
+    """Calls answered with --fail's status."""
     last_state: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -159,12 +171,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _fail(self, status: int) -> None:
+        kind = FAIL_TYPES.get(status, "server_error")
+        data = json.dumps({"error": {"message": f"scripted {status}", "type": kind, "code": kind}})
+        with self.server.script.lock:
+            self.server.script.failed += 1
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("retry-after-ms", "20")
+        self.end_headers()
+        self.wfile.write(data.encode())
+
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
         elif self.path == "/usage":
             self._json(
-                200, {**self.server.script.usage.__dict__, "errors": self.server.script.errors}
+                200,
+                {
+                    **self.server.script.usage.__dict__,
+                    "errors": self.server.script.errors,
+                    "failed": self.server.script.failed,
+                },
             )
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
@@ -174,6 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.server.fail is not None:
+            self._fail(self.server.fail)
+            return
         model = str(body.get("model", "scripted"))
         time.sleep(self.server.latency)
         content, usage = self.server.script.reply(body)
@@ -203,10 +235,13 @@ class ScriptedServer(ThreadingHTTPServer):
         host: str = "127.0.0.1",
         port: int = 0,
         latency: float = 0.0,
+        fail: int | None = None,
     ):
         super().__init__((host, port), _Handler)
         self.script = Script(list(steps))
         self.latency = latency
+        self.fail = fail
+        """Answer every call with this HTTP status (an error in the API's shape)."""
         """Seconds each reply waits, like a real model's (the harness benchmark's)."""
 
     @property
@@ -225,9 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    p.add_argument("--fail", type=int, metavar="STATUS", help="answer every call with STATUS")
     args = p.parse_args(argv)
     steps = json.loads(args.script.read_text())
-    server = ScriptedServer(steps, args.host, args.port, args.latency)
+    server = ScriptedServer(steps, args.host, args.port, args.latency, args.fail)
     print(f"scripted model on {server.url}", flush=True)
     server.serve_forever()
     return 0

@@ -53,12 +53,8 @@ def usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -> Agen
             out.runs_without_usage += 1
             continue
         out.runs_with_usage += 1
-        out.calls += usage.calls
-        for one in usage.models.values():
-            out.calls_without_usage += one.calls_without_usage
-            out.input_tokens += one.input_tokens
-            out.output_tokens += one.output_tokens
-            out.cached_tokens += one.cached_tokens
+        out.runs_usage_incomplete += not usage.complete
+        out += usage.totals()
         priced = run_cost(usage, run.model, prices)
         if priced is None:
             out.runs_unpriced += 1

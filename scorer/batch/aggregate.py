@@ -109,7 +109,8 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     c.n_judge_error += categories["judge_error"]
     c.n_unjudged += categories["intercepted"]
     c.n_model_not_intercepted += categories["model_not_intercepted"]
-    c.n_infra_failure += categories["infra_failure"]
+    c.n_infra_failure += categories["infra_failure"] + categories["model_api_failure"]
+    c.n_model_api_failure += categories["model_api_failure"]
     c.n_recheck_failed += rechecked["fail"]
     c.n_recheck_skipped += rechecked["skipped"]
     c.pass_rate_stage1_only = _rate(c.n_intercepted, c.n_total)
@@ -333,8 +334,7 @@ def summarize(batch_dir: Path, runs: Sequence[ScoredRun], opts: SummaryOptions) 
     for o in runs:  # every verdict cost tokens, counted or not
         for by_rubric in o.verdicts.values():
             for v in by_rubric.values():
-                summary.tokens.input_tokens += v.input_tokens
-                summary.tokens.output_tokens += v.output_tokens
+                summary.tokens += v.tokens
     summary.tasks = [row for s in scored for row in s.rows]
     return summary
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from proxy_addon.records.usage import ModelUsage
+from proxy_addon.records.tokens import ModelUsage
 from scorer.batch.agent_cost import model_cost, usage_columns
 from scorer.batch.rescore_summary import JudgeUsageTotals
 from scorer.batch.scored_run import ScoredRun
@@ -26,15 +26,12 @@ def judge_usage_totals(runs: Sequence[ScoredRun], prices: Mapping[str, Price]) -
             for verdict in by_rubric.values():
                 if verdict.source != "judge":
                     continue  # the reference's verdict: not a call of ours
-                usage = per_judge.setdefault(judge, ModelUsage())
-                usage.calls += 1
-                usage.input_tokens += verdict.input_tokens
-                usage.output_tokens += verdict.output_tokens
+                one = ModelUsage(calls=1) + verdict.tokens
+                per_judge[judge] = per_judge.get(judge, ModelUsage()) + one
     cost = 0.0
     for judge, usage in per_judge.items():
         out.verdicts += usage.calls
-        out.input_tokens += usage.input_tokens
-        out.output_tokens += usage.output_tokens
+        out += usage
         price = prices.get(judge)
         if price is None:
             out.unpriced.append(judge)

@@ -93,6 +93,10 @@ class Judging:
         finish(plan.scored)
         self.writer.write(meta_file(plan))
 
+    def expect(self, plan: Plan) -> None:
+        """Verdicts for this plan may come to `record` (a caller with its own scheduler)."""
+        self._plans[id(plan)] = plan
+
     def judge(self, plans: list[Plan], calls: CallSettings) -> dict[str, CallStats]:
         """Ask the judges for every pending verdict of these plans (each judge its own client and
         limiter, all at once); JudgeFatal from any stops them all. The call counts per judge."""
@@ -146,8 +150,7 @@ class Judging:
                 v.reason,
                 "judge",
                 v.error,
-                res.input_tokens,
-                res.output_tokens,
+                res.tokens,
                 missing=v.missing,
             )
             if v.verdict is None:

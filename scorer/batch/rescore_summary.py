@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from proxy_addon.records.tokens import ModelUsage, Tokens
 from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 
 SUMMARY_FILE = "rescore-summary.json"
@@ -21,13 +22,6 @@ _FORBID = ConfigDict(extra="forbid")
 
 class SummaryError(ValueError):
     """A batch's rescore-summary.json cannot be read; the message names it and the fix."""
-
-
-class Tokens(BaseModel):
-    model_config = _FORBID
-
-    input_tokens: int = 0
-    output_tokens: int = 0
 
 
 NOT_JUDGED = "not judged"
@@ -69,7 +63,7 @@ class LeaderboardRow(BaseModel):
         return self.passed is not None
 
 
-class AgentUsageTotals(BaseModel):
+class AgentUsageTotals(ModelUsage):
     """The agents' own model calls over runs (run-meta.json's agent_usage, counted by the proxy),
     priced with models.yaml's price_per_million_tokens. Every run counts, re-runs and extras
     included: it is what the batch spent."""
@@ -78,24 +72,18 @@ class AgentUsageTotals(BaseModel):
 
     runs_with_usage: int = 0
     runs_without_usage: int = 0  # no agent_usage: not a harness run, or no call went out
-    calls: int = 0
-    calls_without_usage: int = 0  # replies that named no usage: their tokens are not counted
-    input_tokens: int = 0  # cached ones included
-    output_tokens: int = 0
-    cached_tokens: int = 0
     cost_usd: float | None = None  # None unless every run with usage is priced
     runs_unpriced: int = 0  # runs with usage whose models have no price in --models-yaml
+    runs_usage_incomplete: int = 0  # runs whose agent also called a model API not counted
 
 
-class JudgeUsageTotals(BaseModel):
+class JudgeUsageTotals(Tokens):
     """The judges' own calls over runs (each verdict's judge.json usage, re-used verdicts
     included), priced with the judge entries' price_per_million_tokens in models.yaml."""
 
     model_config = _FORBID
 
     verdicts: int = 0  # verdicts a judge of ours gave (the reference's cost nothing here)
-    input_tokens: int = 0
-    output_tokens: int = 0
     cost_usd: float | None = None  # None unless every judge that answered is priced
     unpriced: list[str] = Field(default_factory=list)  # judges without a price in --models-yaml
 
@@ -115,6 +103,7 @@ class Counts(BaseModel):
     n_unjudged: int = 0
     n_model_not_intercepted: int = 0
     n_infra_failure: int = 0
+    n_model_api_failure: int = 0  # of n_infra_failure: the model API failed the run's own calls
     n_missing: int = 0
     n_extra: int = 0
     n_rerun: int = 0
@@ -296,7 +285,6 @@ __all__ = [
     "Summary",
     "SummaryError",
     "TaskRow",
-    "Tokens",
     "parse_summary",
     "read_summary",
 ]

@@ -199,14 +199,12 @@ def _saved_verdict(
         out.notes.append(why)
     ours = None
     if record is not None and record.cache_key == key:
-        usage = record.usage
         ours = RubricVerdict(
             record.answer,
             record.reason,
             "judge",
             record.error,
-            usage.input_tokens,
-            usage.output_tokens,
+            record.usage,
             cached=True,
             missing=record.missing,
         )
@@ -221,7 +219,12 @@ def _saved_verdict(
 def finish(out: ScoredRun) -> None:
     """Set result_category and final_pass from what the scored run now holds."""
     judged, verdict = out.decision()
-    stage = Stage1(out.credited, out.stage.infra, out.stage.reference_category)
+    stage = Stage1(
+        out.credited,
+        out.stage.infra,
+        out.stage.reference_category,
+        model_api=out.stage.model_api,
+    )
     out.result_category, out.final_pass = result_category(stage, judged, verdict)
 
 

@@ -20,6 +20,7 @@ from proxy_addon.records.outcome import (
     is_infra_stop,
     scored_category,
 )
+from proxy_addon.records.tokens import Tokens
 from proxy_addon.records.usage import AgentUsage
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.recheck import SKIPPED, Recheck
@@ -44,6 +45,7 @@ class Stage1:
     infra: str | None = None
     reference_category: str | None = None
     body_unverified: bool = False  # credited, but the proxy could not read the body
+    model_api: bool = False  # the infra failure is the runner's model_api_failure
 
 
 def stage1(rec: RunRecord) -> Stage1:
@@ -67,6 +69,9 @@ def stage1(rec: RunRecord) -> Stage1:
     stop = view.stop_reason or meta.stop_reason
     if is_infra_stop(stop):
         return Stage1(False, f"stopped: {stop}", ref)
+    if runner == Category.MODEL_API_FAILURE:
+        why = (rec.meta_raw or {}).get("failure_reason") or "the model API failed"
+        return Stage1(False, f"{runner}: {why}", ref, model_api=True)
     if is_infra_category(runner):
         return Stage1(False, f"runner category: {runner}", ref)
     raw = rec.meta_raw or {}
@@ -80,7 +85,11 @@ def stage1(rec: RunRecord) -> Stage1:
 def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -> tuple[str, bool]:
     """(result_category, final_pass): final_pass = intercepted AND the verdict is match."""
     category, final = scored_category(
-        infra=bool(stage.infra), intercepted=stage.intercepted, judged=judged, verdict=verdict
+        infra=bool(stage.infra),
+        intercepted=stage.intercepted,
+        judged=judged,
+        verdict=verdict,
+        model_api=stage.model_api,
     )
     return str(category), final
 
@@ -93,8 +102,7 @@ class RubricVerdict:
     reason: str = ""
     source: str = "judge"  # judge (ours, data/judge*.json) | reference:<file>
     error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
     cached: bool = False  # read from a judge file, not asked this time
     missing: str = ""  # cannot_tell: what the judge could not see
 

@@ -18,7 +18,7 @@ from proxy_addon.records.verdict import as_match
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
 from scorer.judge.scheduler import JudgeResult
-from scorer.judge.verdict import JudgeRecord, Usage
+from scorer.judge.verdict import JudgeRecord
 
 Files = list[tuple[Path, bytes]]
 
@@ -86,7 +86,7 @@ def judge_record(spec: JudgeSpec, plan: Plan, pending: Pending, res: JudgeResult
         cache_key=pending.cache_key,
         truncated=view.truncated,
         body_unreadable=view.unreadable,
-        usage=Usage(input_tokens=res.input_tokens, output_tokens=res.output_tokens),
+        usage=res.tokens,
         latency_s=res.latency_s,
         attempts=res.attempts,
         task_id=plan.scored.task_id,

@@ -104,11 +104,12 @@ def compact(n: int) -> str:
     return f"{n / 1_000_000:.2f}M"
 
 
-def _tokens_cell(used: bool, tokens_in: int, tokens_out: int) -> Markup:
+def _tokens_cell(used: bool, tokens_in: int, tokens_out: int, note: Markup | None = None) -> Markup:
     if not used:
         return el("td", "—", class_="num")
     exact = f"{tokens_in:,} in / {tokens_out:,} out"
-    return el("td", f"{compact(tokens_in)} / {compact(tokens_out)}", class_="num", title=exact)
+    shown = f"{compact(tokens_in)} / {compact(tokens_out)}"
+    return el("td", shown, note, class_="num", title=exact)
 
 
 def _cost_cell(cost: float | None, why: str | None, kind: str) -> Markup:
@@ -117,12 +118,15 @@ def _cost_cell(cost: float | None, why: str | None, kind: str) -> Markup:
 
 
 def _usage_cells(u: AgentUsageTotals) -> list[Markup]:
-    """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price)."""
+    """The agents' tokens and cost ("—" where unknown: no usage recorded, or no price), and
+    "usage incomplete" when an agent also called a model API the proxy did not count."""
     unpriced = f"{u.runs_unpriced} runs' models have no price in models.yaml"
-    return [
-        _tokens_cell(bool(u.runs_with_usage), u.input_tokens, u.output_tokens),
-        _cost_cell(u.cost_usd, unpriced if u.runs_unpriced else None, "agent-cost"),
-    ]
+    note = None
+    if u.runs_usage_incomplete:
+        why = f"{u.runs_usage_incomplete} runs also called a model API the proxy did not count"
+        note = el("span", "usage incomplete", class_="tag", title=why)
+    tokens = _tokens_cell(bool(u.runs_with_usage), u.input_tokens, u.output_tokens, note)
+    return [tokens, _cost_cell(u.cost_usd, unpriced if u.runs_unpriced else None, "agent-cost")]
 
 
 def _judge_cells(u: JudgeUsageTotals) -> list[Markup]:

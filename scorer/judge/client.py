@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from proxy_addon.records.tokens import Tokens, tokens_from_usage
 from scorer.judge.providers import ChatCall, get_provider
 from scorer.models_yaml import JudgeConfig
 
@@ -26,6 +27,7 @@ REPLY_TOKENS = 4096
 """Output tokens a judge without thinking may spend: prompt v2's reply lists the requirements,
 each checked, before its verdict (a reply cut short has no verdict)."""
 THINKING_TOKENS = 8192
+_IN_OUT = set(Tokens.model_fields)
 
 
 class JudgeCallError(Exception):
@@ -41,8 +43,7 @@ class JudgeCallError(Exception):
 @dataclass(frozen=True, slots=True)
 class Completion:
     text: str | None
-    input_tokens: int
-    output_tokens: int
+    tokens: Tokens
     latency_s: float
 
 
@@ -52,13 +53,31 @@ def _thinking(cfg: JudgeConfig) -> str | None:
     return None if not level or level in OFF else level
 
 
-def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> dict[str, Any]:
-    """The JSON body of one call for this judge, its provider's parameters merged in."""
+def token_cap(cfg: JudgeConfig) -> str:
+    """The body's key that caps this judge's reply."""
+    if cfg.endpoint == "responses":
+        return "max_output_tokens"
+    return get_provider(cfg.provider).token_cap
+
+
+def call_params(
+    cfg: JudgeConfig,
+    system: str | None,
+    user: str,
+    json_mode: bool,
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The JSON body of one call for this judge, its provider's parameters merged in (system
+    None: no system message; max_tokens: another cap than the entry's, as the pre-flight's)."""
     provider = get_provider(cfg.provider)
     level = _thinking(cfg)
-    max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
+    if max_tokens is None:
+        max_tokens = cfg.max_tokens or (THINKING_TOKENS if level else REPLY_TOKENS)
     if cfg.endpoint == "responses":
-        kw: dict[str, Any] = {"model": cfg.name, "instructions": system, "input": user}
+        kw: dict[str, Any] = {"model": cfg.name, "input": user}
+        if system is not None:
+            kw["instructions"] = system
         kw["max_output_tokens"] = max_tokens
         if level and provider.responses_reasoning:
             kw["reasoning"] = {"effort": level}
@@ -67,11 +86,12 @@ def call_params(cfg: JudgeConfig, system: str, user: str, json_mode: bool) -> di
         if json_mode:
             kw["text"] = {"format": {"type": "json_object"}}
         return kw
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    messages = [] if system is None else [{"role": "system", "content": system}]
+    messages.append({"role": "user", "content": user})
     call = ChatCall({"model": cfg.name, "messages": messages}, max_tokens, cfg.temperature)
     provider.chat_thinking(call, level)
     kw = call.body
-    kw[provider.token_cap] = call.max_tokens
+    kw[token_cap(cfg)] = call.max_tokens
     if call.temperature is not None:
         kw["temperature"] = call.temperature
     if json_mode:
@@ -97,20 +117,13 @@ def retry_after(headers: Any, default: float = 1.0) -> float:
     return default
 
 
-def _count(value: Any) -> int:
-    """A token count as the reply gives it; anything but a number counts as 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(0, int(value))
-
-
-def _reply_text(data: Any, endpoint: str) -> tuple[str | None, tuple[int, int]]:
-    """(assistant text, (input, output) tokens) of a chat or responses reply body; a body of
-    an unforeseen shape gives no text (a blank reply) rather than an exception."""
+def _reply_text(data: Any, endpoint: str) -> tuple[str | None, Tokens]:
+    """(assistant text, tokens) of a chat or responses reply body; a body of an unforeseen
+    shape gives no text (a blank reply) rather than an exception."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    usage = data.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
+    counted = tokens_from_usage(data.get("usage"))
+    tokens = Tokens() if counted is None else Tokens(**counted.model_dump(include=_IN_OUT))
     if endpoint == "responses":
         output = data.get("output")
         parts = [
@@ -121,13 +134,11 @@ def _reply_text(data: Any, endpoint: str) -> tuple[str | None, tuple[int, int]]:
             if isinstance(c, dict) and c.get("type") == "output_text"
         ]
         text = "".join(parts) if parts else data.get("output_text")
-        tokens = (_count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
     else:
         choices = data.get("choices")
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None
         text = message.get("content") if isinstance(message, dict) else None
-        tokens = (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
     return (text if isinstance(text, str) else None), tokens
 
 
@@ -169,7 +180,7 @@ class JudgeClient:
             raise self._call_error(e, json_mode) from None
         except (ValueError, TypeError, KeyError) as e:
             raise JudgeCallError("transient", f"unreadable reply: {self.scrub(str(e))}") from None
-        return Completion(text, tokens[0], tokens[1], time.monotonic() - start)
+        return Completion(text, tokens, time.monotonic() - start)
 
     def _fatal(self, what: str, e: openai.APIError) -> JudgeCallError:
         """A fatal error naming the judge entry and where it came from (never a key)."""
@@ -220,4 +231,12 @@ class JudgeClient:
             await client.close()
 
 
-__all__ = ["OFF", "Completion", "JudgeCallError", "JudgeClient", "call_params", "retry_after"]
+__all__ = [
+    "OFF",
+    "Completion",
+    "JudgeCallError",
+    "JudgeClient",
+    "call_params",
+    "retry_after",
+    "token_cap",
+]

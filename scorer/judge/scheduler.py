@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from proxy_addon.records.tokens import Tokens
 from scorer.judge.client import Completion, JudgeCallError, JudgeClient
 from scorer.judge.evidence import JudgeInput
 from scorer.judge.limiter import AimdLimiter
@@ -44,8 +45,7 @@ class JudgeResult:
     reply: Reply
     raw: str | None = None
     attempts: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
     latency_s: float | None = None
 
 
@@ -55,8 +55,7 @@ class CallStats:
     throttled: int = 0
     failed_calls: int = 0
     errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
     json_mode: bool = True
     cuts: int = 0
     min_limit: float = 0.0
@@ -166,8 +165,7 @@ class Scheduler:
     def _after_reply(self, reply: Completion, res: JudgeResult, tries: _Attempts) -> float | None:
         """Record a reply; a blank one spends a try (seconds to wait), else None: done."""
         self.limiter.success(reply.latency_s)
-        res.input_tokens += reply.input_tokens
-        res.output_tokens += reply.output_tokens
+        res.tokens += reply.tokens
         res.latency_s = round(reply.latency_s, 4)
         if reply.text is None or not reply.text.strip():
             tries.spent += 1
@@ -201,8 +199,7 @@ class Scheduler:
             res = await self.judge(job)
             if res.reply.verdict is None:
                 self.stats.errors += 1
-            self.stats.input_tokens += res.input_tokens
-            self.stats.output_tokens += res.output_tokens
+            self.stats.tokens += res.tokens
             on_result(res)
 
         try:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proxy_addon.records.tokens import Tokens
 from proxy_addon.records.verdict import JudgeVerdict, read_verdict
 
 REASON_LIMIT = 300
@@ -142,13 +143,6 @@ def parse_reply(text: str | None) -> Reply:
     return Reply(verdict, reason, None, missing, checks)
 
 
-class Usage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
 class JudgeRecord(BaseModel):
     """data/judge.json (strict) or data/judge_llm.json (lenient): written by the scorer alone.
 
@@ -173,7 +167,7 @@ class JudgeRecord(BaseModel):
     cache_key: str
     truncated: bool = False
     body_unreadable: bool = False
-    usage: Usage = Field(default_factory=Usage)
+    usage: Tokens = Field(default_factory=Tokens)
     latency_s: float | None = None
     attempts: int = 0
     task_id: int | str | None = None
@@ -197,6 +191,5 @@ __all__ = [
     "JudgeRecord",
     "Reply",
     "RequirementCheck",
-    "Usage",
     "parse_reply",
 ]

@@ -485,3 +485,24 @@ def test_the_python_agent_in_the_sandbox_attaches_files_from_my_info() -> None:
     assert python_script(run)[-1].files["resume"].path == str(
         run.task_dir / "extra_info" / "resume.pdf"
     )
+
+
+def test_the_runs_table_keeps_task_and_agent_names_whole_in_80_columns(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from proxy_addon.records.outcome import Category, Ending, StopReason
+    from sandbox.demo.local import RunResult
+    from sandbox.demo.show import show_runs
+    from sandbox.runs.pipeline import RunOutcome
+
+    ended = Ending(Category.INFRA_FAILURE, StopReason.PROXY_FAILED, "[Errno 98] address in use")
+    results = [RunResult(r, RunOutcome(tmp_path, ended, 1.0)) for r in load_plan(CORPUS)]
+    out = io.StringIO()
+    show_runs(Console(file=out, width=80), results, tmp_path)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for r in results:
+        assert r.run.slug in text and r.run.harness in text, r.run.slug
+    assert "[Errno 98]" in text  # agent-facing text is shown as text, never as markup

@@ -158,7 +158,8 @@ def build(tmp: Path) -> Batches:
         with yaml.open("a") as f:  # the agent's price: USD per million tokens
             f.write(f"{OUR_MODEL}:\n  price_per_million_tokens: {{input: 2, output: 8}}\n")
         args = [str(judged), "--tasks", str(corpus), "--models-yaml", str(yaml)]
-        assert score([*args, "--judge-model", "judge-x"]) == 0
+        # cart-03's judge error and cart-04's infra failure: incomplete, wanted all the same
+        assert score([*args, "--judge-model", "judge-x", "--allow-incomplete"]) == 0
 
     stage1 = tmp / "out" / "batch-20260102-120000"
     for i, slug in enumerate(CASES[:4]):

@@ -39,6 +39,24 @@ def closed_request(internet: Any, image: str, out: Path, case: str, agent: Any, 
     return RunRequest(**fields)
 
 
+def closed_args(internet: Any, image: str, out: Path) -> list[str]:
+    """closed_request as run/batch options: the image, the closed network, the site's CA, its
+    private ranges allowed, --out, a short stop grace."""
+    return [
+        "--image",
+        image,
+        "--network",
+        internet.network_name,
+        "--upstream-ca",
+        str(internet.ca),
+        "--out",
+        str(out),
+        "--stop-grace",
+        "2",
+        *(a for subnet in internet.subnets for a in ("--allow-private", subnet)),
+    ]
+
+
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 

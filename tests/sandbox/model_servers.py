@@ -4,6 +4,7 @@ LLM provider. The sandbox image runs it (our package is in its venv)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import tarfile
@@ -30,7 +31,8 @@ def harness_layer(client: Any, image: str, harness: Any) -> str:
 
 
 class ModelServer:
-    """`python -m sandbox.scripted_models.<module> --script /script.json --port 8000 ...`."""
+    """`python -m sandbox.scripted_models.<module> --script /script.json --port 8000 ...`, known
+    on the network as alias (MODEL_HOST unless told)."""
 
     def __init__(
         self,
@@ -41,6 +43,7 @@ class ModelServer:
         script: Any,
         ready: bytes,
         extra: tuple[str, ...] = (),
+        alias: str = MODEL_HOST,
     ) -> None:
         argv = [PYTHON, "-m", f"sandbox.scripted_models.{module}", "--script", "/script.json"]
         self.container = client.containers.create(
@@ -58,7 +61,7 @@ class ModelServer:
         self.container.put_archive("/", raw.getvalue())
         net = client.networks.get(network)
         net.disconnect(self.container)
-        net.connect(self.container, aliases=[MODEL_HOST])
+        net.connect(self.container, aliases=[alias])
         self.container.start()
         deadline = time.monotonic() + 30
         while ready not in self.container.logs():
@@ -69,4 +72,8 @@ class ModelServer:
         return self.container.exec_run(list(argv)).output
 
     def close(self) -> None:
-        self.container.remove(force=True)
+        """Remove the container (again: a no-op)."""
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.NotFound):
+            self.container.remove(force=True)

@@ -126,6 +126,7 @@ def _run(bu_image: str, internet: Any, out: Path, models: Path) -> tuple[int, Pa
                 "5",
                 "--max-steps",
                 "8",
+                "--no-preflight",  # the model's name resolves only on the tests' network
             ]
         )
     finally:

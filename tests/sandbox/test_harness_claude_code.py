@@ -177,6 +177,7 @@ def test_claude_code_commits_through_the_proxy_and_is_blocked_and_credited(
                 "3",
                 "--max-steps",
                 "8",
+                "--no-preflight",  # the model's name resolves only on the tests' network
             ]
         )
     finally:

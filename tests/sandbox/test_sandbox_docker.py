@@ -39,29 +39,13 @@ from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
 from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
-from tests.sandbox.conftest import CASES, closed_request
+from tests.sandbox.conftest import CASES, closed_args, closed_request
 from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DEMO_CASE = "001-shop-checkout-mug"  # test-cases/clawbench-demo: POST /api/checkout
-
-
-def _args(internet: Any, image: str, out: Path) -> list[str]:
-    return [
-        "--image",
-        image,
-        "--network",
-        internet.network_name,
-        "--upstream-ca",
-        str(internet.ca),
-        "--out",
-        str(out),
-        "--stop-grace",
-        "2",
-        *(a for subnet in internet.subnets for a in ("--allow-private", subnet)),
-    ]
 
 
 def _quick_cmd(
@@ -158,7 +142,7 @@ def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
         ),
     ):
         out = tmp_path / "out"
-        code = sandbox_main([command, str(target), *agent, *_args(internet, image, out)])
+        code = sandbox_main([command, str(target), *agent, *closed_args(internet, image, out)])
         assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
         assert not list(out.rglob("*"))  # no run directory: nothing started
 
@@ -181,7 +165,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
         "scripted",
         "--script",
         str(script),
-        *_args(internet, sandbox_image, out),
+        *closed_args(internet, sandbox_image, out),
     ]
     assert sandbox_main(batch_args) == 0
     (batch,) = out.glob("batch-*")
@@ -424,7 +408,7 @@ def test_submit_page_answer_is_intercepted_and_judged(
                 "local-judge",
                 "--models-yaml",
                 str(models),
-                *_args(internet, sandbox_image, tmp_path),
+                *closed_args(internet, sandbox_image, tmp_path),
             ]
         )
     finally:
@@ -473,7 +457,7 @@ def test_a_scoring_failure_after_the_runs_is_reported_and_exits_2(
                 "refusing",
                 "--models-yaml",
                 str(models),
-                *_args(internet, sandbox_image, out),
+                *closed_args(internet, sandbox_image, out),
             ]
         )
     finally:
@@ -512,7 +496,7 @@ def test_infra_failures_are_not_model_failures(
         )
         assert outcome.exit_code == 2
     else:
-        code = sandbox_main(["run", str(case), *_args(internet, sandbox_image, out), *extra])
+        code = sandbox_main(["run", str(case), *closed_args(internet, sandbox_image, out), *extra])
         assert code == 2
     (run,) = (out / "none").iterdir()
     meta = read_run_meta(run / "run-meta.json")
@@ -563,9 +547,15 @@ def test_a_job_the_runner_cannot_record_is_an_error_and_the_batch_goes_on(
     batch.mkdir()
     (batch / "none").write_text("a file where the model's run directories go")
     code = sandbox_main(
-        ["batch", str(corpus), "--resume", str(batch), *_args(internet, sandbox_image, tmp_path)]
+        [
+            "batch",
+            str(corpus),
+            "--resume",
+            str(batch),
+            *closed_args(internet, sandbox_image, tmp_path),
+        ]
     )
-    assert code == 2
+    assert code == 3  # incomplete: both runs are infra failures
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert [(j["case"], j["status"], j["result_category"]) for j in summary["jobs"]] == [
         ("quick-null", "error", "infra_failure"),
@@ -632,7 +622,13 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
 
     def batch(out: Path, *extra: str) -> tuple[Path, dict[str, Any]]:
         code = sandbox_main(
-            ["batch", str(corpus), *_args(internet, sandbox_image, out), "--skip-invalid", *extra]
+            [
+                "batch",
+                str(corpus),
+                *closed_args(internet, sandbox_image, out),
+                "--skip-invalid",
+                *extra,
+            ]
         )
         assert code == 0
         (batch_dir,) = out.glob("batch-*")
@@ -680,7 +676,7 @@ def test_env_values_reach_the_agent_but_no_file_of_the_run(
             f"CB_GIVEN={given}",
             "--env",
             "CB_COPIED",
-            *_args(internet, sandbox_image, tmp_path),
+            *closed_args(internet, sandbox_image, tmp_path),
         ]
     )
     assert code == 1
@@ -712,7 +708,7 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
                 str(corpus),
                 "--agent-cmd",
                 "sleep 600",
-                *_args(internet, sandbox_image, out),
+                *closed_args(internet, sandbox_image, out),
             ]
         ),
         stdout=subprocess.PIPE,

@@ -214,6 +214,9 @@ def test_discover_cases_orders_by_task_number(tmp_path: Path) -> None:
 # -- verdicts ------------------------------------------------------------------------------------
 
 
+API = "model API failed: no reply in 3 call(s) (3 auth); last: HTTP 401 from https://m.test/v1"
+
+
 def _report(reason: str, code: int | None = 0, exec_error: str | None = None) -> Stopped:
     """How a container's report.json reaches classify."""
     report = SandboxReport(
@@ -307,17 +310,42 @@ def _report(reason: str, code: int | None = 0, exec_error: str | None = None) ->
             "container_failed",
             "container_failed",
         ),
+        (  # --backend ray: the run's node went away; the reference's list has no such reason
+            {"intercepted": False, "stopped": None, "setup_failure": "node_lost: node x left"},
+            "infra_failure",
+            "node_lost",
+            "container_failed",
+        ),
+        # the proxy's record says the model API failed the run's own calls
+        (
+            {"intercepted": False, "stopped": _report("agent_exited"), "model_api": API},
+            "model_api_failure",
+            "agent_exited",
+            "agent_exited",
+        ),
+        (
+            {"intercepted": False, "stopped": _report("time_limit_exceeded"), "model_api": API},
+            "model_api_failure",
+            "time_limit_exceeded",
+            "time_limit_exceeded",
+        ),
+        # an interception outranks it; the sandbox's own failure is named first
+        ({"intercepted": True, "stopped": None, "model_api": API}, "intercepted", "intercepted",
+         "unknown"),
+        ({"intercepted": False, "stopped": _report("proxy_failed"), "model_api": API},
+         "infra_failure", "proxy_failed", "proxy_failed"),
     ],
-)
+)  # fmt: skip
 def test_classify(kwargs, category, stop_reason, file_reason) -> None:
     verdict = classify(**kwargs)
     assert (verdict.category, verdict.stop_reason) == (category, stop_reason)
     assert verdict.interception_reason == file_reason
-    assert (
-        verdict.exit_code
-        == {"intercepted": 0, "model_not_intercepted": 1, "infra_failure": 2}[category]
-    )
-    assert (verdict.failure_reason is not None) == (category == "infra_failure")
+    codes = {"intercepted": 0, "model_not_intercepted": 1, "infra_failure": 2}
+    assert verdict.exit_code == codes.get(category, 2)
+    infra = category in ("infra_failure", "model_api_failure")
+    assert (verdict.failure_reason is not None) == infra
+    if category == "model_api_failure":
+        assert verdict.failure_reason == API
 
 
 @pytest.mark.parametrize(
@@ -535,7 +563,9 @@ def _help(capsys, *argv: str) -> str:
 def test_help_shows_defaults_and_exit_codes(capsys) -> None:
     batch = _help(capsys, "batch")
     for text in (
-        "--concurrency N containers running at once (default: 2)",
+        "--concurrency N containers running at once (default: 2; --backend ray: as many as "
+        "the cluster's clawbench_docker resources allow)",
+        "--backend {local,ray}",
         "output directory (default: out)",
         "(default: 10)",  # --stop-grace
         "(default: 60)",  # --proxy-timeout

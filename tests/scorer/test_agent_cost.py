@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from bench.batches import our_run, task_json
-from proxy_addon.records.usage import AgentUsage, ModelUsage
+from proxy_addon.records.usage import AgentUsage, ModelUsage, UnmeteredReplies
 from scorer.batch.agent_cost import model_cost, run_cost
 from scorer.cli import main as score
+from scorer.display import agent_usage_line
 from scorer.models_yaml import ConfigError, Price, read_prices
 from tests.support.table_text import read_table
 
@@ -86,6 +87,7 @@ def test_scored_batch_totals_usage_and_cost_in_summary_table_and_csv(
         "cached_tokens": 1000,
         "cost_usd": pytest.approx(cost),
         "runs_unpriced": 0,
+        "runs_usage_incomplete": 0,
     }
     assert s["agent_usage"] == expected and s["entries"][0]["agent_usage"] == expected
     row = next(csv.DictReader(board.open()))
@@ -126,3 +128,17 @@ def test_an_old_nine_column_csv_is_merged_and_rewritten_with_every_column(tmp_pa
     rows = list(csv.DictReader(board.open()))
     assert [r["model"] for r in rows] == ["old", "gpt-x"]
     assert rows[0]["agent_cost_usd"] == "" and rows[1]["agent_input_tokens"] == "4000"
+
+
+def test_usage_incomplete_reaches_the_table_and_the_report(tmp_path: Path) -> None:
+    """A run whose usage.json says unmetered is counted in runs_usage_incomplete and said."""
+    batch = tmp_path / "batch-20260101-120000"
+    run = our_run(batch, "c0", task_json("c0"))
+    meta = json.loads((run / "run-meta.json").read_text())
+    usage = AgentUsage(calls=1, unmetered=UnmeteredReplies(calls=2, hosts=["api.other.test:443"]))
+    meta["agent_usage"] = usage.model_dump(mode="json")
+    (run / "run-meta.json").write_text(json.dumps(meta))
+    assert score([str(batch), "--no-judge"]) == 0
+    totals = json.loads((batch / "rescore-summary.json").read_text())["agent_usage"]
+    assert totals["runs_usage_incomplete"] == 1
+    assert "usage incomplete in 1 runs" in (agent_usage_line(totals) or "")

@@ -9,6 +9,8 @@ import pytest
 from scorer.judge.client import THINKING_TOKENS, call_params, retry_after
 from scorer.judge.providers import PROVIDERS, ChatCall, Provider, provider_for, register
 from scorer.models_yaml import ConfigError, JudgeConfig, default_judge, resolve_judge
+from scorer.preflight import PROMPT as PREFLIGHT_PROMPT
+from scorer.preflight import judge_endpoint
 
 YAML = """\
 # the reference's models.example.yaml shape: an agent entry and the judge
@@ -248,3 +250,28 @@ def test_a_provider_is_one_module_that_registers_itself(monkeypatch: pytest.Monk
 )
 def test_retry_after(headers: dict[str, str] | None, seconds: float) -> None:
     assert retry_after(headers) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(
+    ("cfg", "body"),
+    [
+        (
+            _cfg("deepseek", thinking_level="off"),
+            {"max_tokens": 1, "temperature": 0.0, "thinking": {"type": "disabled"}},
+        ),
+        (_cfg("openai"), {"max_completion_tokens": 1, "temperature": 0.0}),
+        (_cfg("google"), {"max_tokens": 1, "temperature": 0.0, "reasoning_effort": "none"}),
+        (
+            _cfg("openai", api_type="openai-responses"),
+            {"input": PREFLIGHT_PROMPT, "max_output_tokens": 16, "temperature": 0.0},
+        ),
+    ],
+)
+def test_the_judges_preflight_is_its_providers_call(cfg: JudgeConfig, body: dict) -> None:
+    """The pre-flight asks the judge as its client does (the provider's parameters, its cap's
+    key), with a tiny cap and the pre-flight's one message."""
+    sent = judge_endpoint(cfg).body
+    assert {k: sent[k] for k in body} == body
+    assert set(sent) - set(body) <= {"model", "messages"}
+    if "messages" in sent:
+        assert sent["messages"] == [{"role": "user", "content": PREFLIGHT_PROMPT}]

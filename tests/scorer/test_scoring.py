@@ -40,6 +40,7 @@ def test_the_public_surface_is_pinned() -> None:
         "RunScore",
         "ScoreOptions",
         "ScoreResult",
+        "judge_spec",
         "resolve_judge",
         "resolve_judges",
         "score",

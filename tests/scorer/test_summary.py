@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proxy_addon.records.tokens import Tokens
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.aggregate import SummaryOptions, summarize
 from scorer.batch.runplan import finish
@@ -72,7 +73,7 @@ def run(
         deciding="strict",
     )
     if intercepted and judged:
-        verdict = RubricVerdict(match, "r", input_tokens=100, output_tokens=10)
+        verdict = RubricVerdict(match, "r", tokens=Tokens(input_tokens=100, output_tokens=10))
         o.verdicts["j"] = {"strict": verdict}
     finish(o)
     return o

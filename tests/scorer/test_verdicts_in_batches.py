@@ -12,7 +12,7 @@ from bench.batches import task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records.verdict import JudgeVerdict
 from sandbox.scripted_models.judge import JudgeServer
-from scorer.cli import main
+from scorer.cli import EXIT_INCOMPLETE, main
 from scorer.judge import prompts
 from tests.scorer.conftest import models_yaml
 from tests.support.judges import MALFORMED, cannot_tell_judge, malformed, v2_reply
@@ -94,7 +94,8 @@ def test_a_malformed_reply_is_a_judge_error_never_a_pass(
 ) -> None:
     judge.script(malformed(kind))
     batch = batch_of(tmp_path, 1)
-    run(batch, judge)
+    assert run(batch, judge) == EXIT_INCOMPLETE  # no verdict: the result is incomplete
+    assert run(batch, judge, "--allow-incomplete") == 0
     s = summary(batch)
     assert (s["n_passed"], s["n_judge_error"], s["n_judge_cannot_tell"]) == (0, 1, 0)
     record = files(batch, "data/judge.json")[0]
@@ -102,7 +103,7 @@ def test_a_malformed_reply_is_a_judge_error_never_a_pass(
     assert record["raw"] == MALFORMED[kind][:4000]
     assert files(batch, "run-meta.json")[0]["judge_verdict"] is None
     calls = judge.count
-    run(batch, judge)
+    run(batch, judge, "--allow-incomplete")
     assert judge.count == calls + 1  # no verdict was saved: a re-run asks again
 
 

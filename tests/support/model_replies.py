@@ -14,7 +14,12 @@ from typing import Any
 
 @dataclass
 class ModelReply:
-    """What one call is answered with; usage is (input incl. cached, output, cached)."""
+    """What one call is answered with; usage is (input incl. cached, output, cached).
+
+    status other than 200: an error reply in the API's shape (error_type: its type or code,
+    else the usual one for the status); stream_error: a 200 stream that ends with an error
+    event of that type after its first event; cut: a 200 stream the server closes after its
+    first event."""
 
     usage: tuple[int, int, int] = (100, 20, 0)
     model: str = "fake-model-1"
@@ -22,6 +27,31 @@ class ModelReply:
     encoding: str | None = None
     gate: threading.Event | None = None
     status: int = 200
+    error_type: str | None = None
+    stream_error: str | None = None
+    cut: bool = False
+
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    502: "api_error",
+    529: "overloaded_error",
+}
+
+
+def error_body(path: str, status: int, kind: str | None = None) -> dict[str, Any]:
+    """An error reply as the API sends it: Anthropic's for /messages, else OpenAI's."""
+    kind = kind or ERROR_TYPES.get(status, "api_error")
+    message = f"fake {kind} ({status})"
+    if path.endswith("/messages"):
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
 
 def chat_body(r: ModelReply) -> dict[str, Any]:
@@ -160,16 +190,18 @@ def sse_frames(path: str, r: ModelReply, body: dict[str, Any]) -> list[bytes]:
         named = responses_stream(r)
     else:
         include = bool((body.get("stream_options") or {}).get("include_usage"))
-        return [
-            f"data: {c if isinstance(c, str) else json.dumps(c)}\n\n".encode()
-            for c in chat_stream(r, include)
-        ]
+        chunks = chat_stream(r, include)
+        if r.stream_error:
+            chunks = [chunks[0], error_body(path, 500, r.stream_error)]
+        return [f"data: {c if isinstance(c, str) else json.dumps(c)}\n\n".encode() for c in chunks]
+    if r.stream_error:
+        named = [named[0], ("error", error_body(path, 500, r.stream_error))]
     return [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in named]
 
 
 def json_reply(path: str, r: ModelReply) -> dict[str, Any]:
     if r.status != 200:
-        return {"error": {"message": "slow down", "type": "rate_limit_error", "code": None}}
+        return error_body(path, r.status, r.error_type)
     if path.endswith("/messages"):
         return anthropic_body(r)
     if path.endswith("/responses"):
@@ -178,11 +210,13 @@ def json_reply(path: str, r: ModelReply) -> dict[str, Any]:
 
 
 __all__ = [
+    "ERROR_TYPES",
     "ModelReply",
     "anthropic_body",
     "anthropic_stream",
     "chat_body",
     "chat_stream",
+    "error_body",
     "json_reply",
     "responses_body",
     "responses_stream",

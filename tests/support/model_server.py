@@ -4,12 +4,15 @@ messages, streamed (SSE, chunked) and not, with the usage each reply reports und
 Each call takes the next ModelReply of the script (then the default). A reply can compress its
 body (gzip, deflate, br, zstd: an event stream flushed event by event, as servers do) and can
 hold back everything after its first event until the test opens its gate, which is how the
-tests prove the proxy hands each event on as it arrives.
+tests prove the proxy hands each event on as it arrives. A reply can be an API error, a stream
+ending in an error event, or a stream cut after its first event; with api_key set, a call that
+carries another key (x-api-key or Bearer) is answered 401, as a provider does.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import zlib
 from collections.abc import Iterator
@@ -44,6 +47,7 @@ class ModelServer:
     script: list[ModelReply] = field(default_factory=list)
     default: ModelReply = field(default_factory=ModelReply)
     gate_timeouts: int = 0
+    api_key: str | None = None
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -107,14 +111,19 @@ def start_model_server(host: str = "127.0.0.1") -> ModelServer:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = {"raw": raw.decode("utf-8", "replace")}
+            headers = {k.lower(): v for k, v in self.headers.items()}
             with lock:
-                srv.calls.append(
-                    ModelCall(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                )
+                srv.calls.append(ModelCall(self.path, headers, body))
                 reply = srv.next_reply()
+            if srv.api_key is not None and srv.api_key not in (
+                headers.get("x-api-key"),
+                headers.get("authorization", "").removeprefix("Bearer "),
+            ):
+                reply = ModelReply(status=401)
             enc = _Encoder(reply.encoding)
             if body.get("stream") and reply.status == 200:
-                self._stream(sse_frames(self.path, reply, body), enc, reply.gate)
+                frames = sse_frames(self.path, reply, body)
+                self._stream(frames[:1] if reply.cut else frames, enc, reply.gate, reply.cut)
                 return
             data = b"".join(enc.frames([json.dumps(json_reply(self.path, reply)).encode()]))
             self.send_response(reply.status)
@@ -125,7 +134,9 @@ def start_model_server(host: str = "127.0.0.1") -> ModelServer:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, frames: list[bytes], enc: _Encoder, gate: threading.Event | None) -> None:
+        def _stream(
+            self, frames: list[bytes], enc: _Encoder, gate: threading.Event | None, cut: bool
+        ) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream; charset=utf-8")
             self.send_header("cache-control", "no-cache")
@@ -140,6 +151,10 @@ def start_model_server(host: str = "127.0.0.1") -> ModelServer:
                 if chunk:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
+            if cut:  # no last chunk: the connection just ends mid-stream
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 

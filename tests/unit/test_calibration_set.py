@@ -26,6 +26,7 @@ from scorer.calibration import (
     load_file,
     load_set,
 )
+from scorer.goldset import agreement, read_labels
 from scorer.judge.evidence import BodyEncoding
 from tests.conftest import TEST_CASES
 from tests.support.judges import demanded
@@ -156,6 +157,19 @@ def test_requests_are_well_formed(root: Path) -> None:
 def test_no_file_of_the_reference_corpus_is_copied() -> None:
     hosts = {urlsplit(c.request.url).hostname for _, c in cases_of(load_set(V2))}
     assert all(h == "127.0.0.1" or h.endswith(".example") for h in hosts), hosts
+
+
+def test_v2_second_labelling_on_record() -> None:
+    """The blind second labelling the README reports: one disagreement left, kept by the rubric."""
+    second = read_labels(ROOT / "second-labels" / "v2-blind-labeller-2.json")
+    a = agreement(V2, second)
+    assert (a.n_cases, a.n_labelled, a.unlabelled, a.unknown) == (
+        len(cases_of(load_set(V2))),
+    ) * 2 + ([], [])
+    assert [(d.id, d.first, d.second) for d in a.disagreements] == [
+        ("12-newsletter-publish/c03", CT, Y)
+    ]
+    assert a.kappa is not None and round(a.kappa, 3) == 0.995
 
 
 # --- the regression set v1 ----------------------------------------------------------------------

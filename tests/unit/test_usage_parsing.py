@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.addon.usage import UsageReader, UsageTee, tokens_from_usage
-from proxy_addon.records.usage import TokenCounts
+from proxy_addon.addon.usage import UsageReader, UsageTee
+from proxy_addon.records.tokens import TokenCounts, tokens_from_usage
 
 CHAT_BODY = b"""{
   "id": "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
