@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     _preflight(args, model, judge)
     outcome = run_task(client, req)
     judge_match = judge_verdict = None
-    scored = 0
+    scored, result = 0, None
     if judge is not None and outcome.intercepted:
         from sandbox.judging import score_run
 
@@ -130,6 +130,19 @@ def _run(args: argparse.Namespace) -> int:
         failed = scoring_failed(outcome.run_dir, scored, args.judge_model, args.models_yaml)
         print(f"clawbench-sandbox: {failed}", file=sys.stderr)
         return 130 if scored == 130 else 2
+    if result is not None:
+        from scorer.completeness import (
+            EXIT_INCOMPLETE,
+            incomplete_line,
+            incompleteness,
+            score_command,
+        )
+
+        if found := incompleteness(result):
+            again = score_command(outcome.run_dir, [args.judge_model], args.models_yaml)
+            print(f"clawbench-sandbox: {incomplete_line(found, again)}", file=sys.stderr)
+            if not args.allow_incomplete:
+                return EXIT_INCOMPLETE
     return outcome.exit_code
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from sandbox.host.docker_api import EngineError
+from scorer.completeness import score_command
 from scorer.display import print_result
 from scorer.models_yaml import ConfigError, JudgeConfig, JudgeKeyMissing, read_prices
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, resolve_judge, score
@@ -75,9 +76,7 @@ def score_run(
 
 def scoring_failed(path: Path, code: int, judge_model: str, models_yaml: Path | None) -> str:
     """One line saying scoring failed (its error above) and how to score again."""
-    again = f"clawbench-score {path} --judge-model {judge_model}"
-    if models_yaml is not None:
-        again += f" --models-yaml {models_yaml}"
+    again = score_command(path, [judge_model], models_yaml)
     how = "was interrupted" if code == 130 else f"failed (exit {code}, its error above)"
     return f"scoring {how}; the runs are kept, score them again with: {again}"
 

@@ -34,6 +34,9 @@ RUN_EXIT_CODES = """exit codes:
        the judge answered an error, or nothing answered; checked before any container starts),
        the judge does not resolve, proxy never ready, container failed, the model API failed
        the run's own calls (model_api_failure), or scoring the run failed (the run is kept)
+  3    incomplete: with --judge-model, the run intercepted but its verdict is missing (a judge
+       error or timeout); one line says so and the clawbench-score command that asks for it
+       (--allow-incomplete exits 0 instead)
   130  interrupted (Ctrl-C or SIGTERM; containers are stopped and removed)"""
 BATCH_EXIT_CODES = """exit codes:
   0    every run finished without an infra failure (intercepted or not) and, with
@@ -266,6 +269,7 @@ def _run_parser(sub: Any) -> None:
     r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
     _agent_options(r)
     _run_options(r)
+    _allow_incomplete(r, "exit by the run's category when its verdict is missing, instead of 3")
 
 
 def _batch_parser(sub: Any) -> None:
@@ -325,11 +329,13 @@ def _batch_parser(sub: Any) -> None:
         help="start no new run once N runs in a row ended model_api_failure (the key, quota or "
         "endpoint is broken: fix it, then --resume); 0 never stops (default: %(default)s)",
     )
-    t.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help="exit 0 on an incomplete batch (infra failures, missing verdicts) instead of 3",
+    _allow_incomplete(
+        t, "exit 0 on an incomplete batch (infra failures, missing verdicts) instead of 3"
     )
+
+
+def _allow_incomplete(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--allow-incomplete", action="store_true", help=help_text)
 
 
 def _check_parser(sub: Any) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import shlex
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -31,6 +30,7 @@ from scorer.completeness import (
     incomplete_line,
     incompleteness,
     rerun_command,
+    score_command,
 )
 from scorer.display import PlainProgress, ProgressReporter, print_result
 from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
@@ -263,13 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _again(args: argparse.Namespace) -> str:
     """The clawbench-score command that asks for the missing verdicts (saved ones are reused)."""
-    words = ["clawbench-score", str(args.path or args.only_batch)]
-    for judge in args.judge_model or []:
-        words += ["--judge-model", judge]
-    for flag, value in (("--models-yaml", args.models_yaml), ("--tasks", args.tasks)):
-        if value is not None:
-            words += [flag, str(value)]
-    return " ".join(shlex.quote(w) for w in words)
+    path = args.path or args.only_batch
+    return score_command(path, args.judge_model or (), args.models_yaml, args.tasks)
 
 
 def _rerun(found: Incomplete) -> str | None:

@@ -9,6 +9,7 @@ that completes it, and exits EXIT_INCOMPLETE unless the user asked for partial o
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +64,23 @@ def incompleteness(result: ScoreResult) -> Incomplete:
     return found
 
 
+def score_command(
+    path: Path,
+    judges: Sequence[str] = (),
+    models_yaml: Path | None = None,
+    tasks: Path | None = None,
+) -> str:
+    """The clawbench-score command that asks for a path's missing verdicts (saved ones are
+    reused), quoted for a shell."""
+    words = ["clawbench-score", str(path)]
+    for judge in judges:
+        words += ["--judge-model", judge]
+    for flag, value in (("--models-yaml", models_yaml), ("--tasks", tasks)):
+        if value is not None:
+            words += [flag, str(value)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def rerun_command(batch: Path) -> str | None:
     """`clawbench-sandbox batch CORPUS ... --resume BATCH` when batch-summary.json names the
     corpus the batch ran; None when it names none (a reference batch, the demo's)."""
@@ -100,4 +118,11 @@ def incomplete_line(
     return "incomplete: " + "; ".join(parts) + " (--allow-incomplete exits 0 on partial output)"
 
 
-__all__ = ["EXIT_INCOMPLETE", "Incomplete", "incomplete_line", "incompleteness", "rerun_command"]
+__all__ = [
+    "EXIT_INCOMPLETE",
+    "Incomplete",
+    "incomplete_line",
+    "incompleteness",
+    "rerun_command",
+    "score_command",
+]

@@ -81,8 +81,14 @@ def path_span(url: str) -> tuple[int, int] | None:
 
 
 def canonical_host(host: str) -> str:
-    """Lower-case, IDNA-encode and strip the trailing dot of a host name (IP literals kept)."""
-    host = host.strip().rstrip(".").lower()
+    """Lower-case, IDNA-encode and strip the trailing dots of a host name (IP literals kept).
+
+    Idempotent: whitespace left bare by a stripped dot ('shop\\r.') is stripped too, so a host
+    canonicalised twice is the host canonicalised once."""
+    host = host.strip()
+    while host.endswith("."):
+        host = host[:-1].rstrip()
+    host = host.lower()
     if not host or host.startswith("[") or host.isascii():
         return host
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from proxy_addon.records.batchsummary import BatchSummary
 from proxy_addon.records.outcome import Category, Ending, is_infra_category
 from sandbox.runs.batch import say
-from scorer.completeness import Incomplete, incomplete_line, incompleteness
+from scorer.completeness import Incomplete, incomplete_line, incompleteness, score_command
 from scorer.scoring import ScoreResult
 
 
@@ -64,11 +64,7 @@ def incomplete_batch(
         )
     if not found and stopped is None:
         return None
-    again = f"clawbench-score {batch_dir}"
-    if judge is not None:
-        again += f" --judge-model {judge}"
-    if models_yaml is not None:
-        again += f" --models-yaml {models_yaml}"
+    again = score_command(batch_dir, [judge] if judge else (), models_yaml)
     return incomplete_line(found, again, resume, stopped)
 
 

@@ -470,6 +470,46 @@ def test_a_scoring_failure_after_the_runs_is_reported_and_exits_2(
     assert read_run_meta(run).result_category == "intercepted"  # the run is kept, not judged
 
 
+@pytest.mark.parametrize("allow", [False, True], ids=["incomplete", "allow-incomplete"])
+def test_run_whose_verdict_is_missing_is_incomplete_not_intercepted(
+    allow, docker_client, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    # the fake answers the pre-flight, then every verdict call fails (5xx): the run intercepted,
+    # its verdict missing, so `run --judge-model` cannot exit 0 as if the result were whole
+    judge = start_judge_server(lambda call: error(500, "overloaded"))
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"flaky:\n  base_url: {judge.base_url}\n"
+        "  api_type: openai-completions\n  api_key: test-key\n"
+    )
+    out = tmp_path / "out"
+    try:
+        code = sandbox_main(
+            [
+                "run",
+                str(TEST_CASES / "clawbench-demo" / DEMO_CASE),
+                "--agent",
+                "scripted",
+                "--script",
+                str(CASES / "shop-checkout" / "script.json"),
+                "--judge-model",
+                "flaky",
+                "--models-yaml",
+                str(models),
+                *(["--allow-incomplete"] if allow else []),
+                *closed_args(internet, sandbox_image, out),
+            ]
+        )
+    finally:
+        judge.close()
+    err = capsys.readouterr().err
+    assert code == (0 if allow else 3), err
+    assert "incomplete: 1 verdict(s) missing" in err and "clawbench-score " in err
+    (run,) = out.glob("**/run-meta.json")
+    meta = read_run_meta(run)
+    assert meta.intercepted is True and meta.judge_match is None and meta.final_pass is False
+
+
 @pytest.mark.parametrize(
     "failure", ["broken_task", "proxy_refuses", "proxy_timeout", "image_missing"]
 )

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from proxy_addon.matching.matcher import HttpRequest, Matcher
 from proxy_addon.matching.urls import (
+    canonical_host,
     canonical_url,
     remove_dot_segments,
     request_url,
@@ -167,3 +170,18 @@ def test_the_matcher_matches_what_a_server_routes_to_the_pattern() -> None:
     for path in ("/api%2Fcheckout", "/api%2fcheckout", "/x%2F..%2Fapi/checkout"):
         result = m.match(HttpRequest("POST", f"https://shop.test{path}"))
         assert result.match and result.equivalence == "%2F in the path read as /", path
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [("shop.test\r.", "shop.test"), ("0\r.", "0"), ("Shop.Test . .", "shop.test"), ("a..", "a")],
+)
+def test_whitespace_a_stripped_dot_leaves_bare_is_stripped_too(host: str, canonical: str) -> None:
+    assert canonical_host(host) == canonical
+
+
+@given(st.text(max_size=20))
+def test_canonical_host_is_idempotent(host: str) -> None:
+    # the matcher canonicalises names the proxy already canonicalised: both must agree
+    once = canonical_host(host)
+    assert canonical_host(once) == once
