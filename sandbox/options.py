@@ -43,7 +43,8 @@ BATCH_EXIT_CODES = """exit codes:
        --judge-model, every verdict is in (or --allow-incomplete)
   2    setup error before any run (bad options, a task.json of the corpus that does not load
        without --skip-invalid, missing image, the pre-flight failed, the judge does not
-       resolve), or scoring the batch failed (the runs are kept)
+       resolve; --backend ray: no cluster answers, or no node can take a run), or scoring the
+       batch failed (the runs are kept)
   3    incomplete: a run ended as an infra failure (model_api_failure included), a verdict
        is missing, or the batch stopped after --stop-after consecutive model_api_failures;
        one line says which and the command that completes it (--resume BATCH_DIR)

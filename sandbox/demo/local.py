@@ -82,11 +82,18 @@ class RunResult:
         return self.outcome.duration_s
 
 
+PASSED_ON = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM")
+"""What the agent gets of your environment (and LC_*): never your keys, such as the judge's,
+which a crash dump of the agent's browser would otherwise carry into the run's files."""
+
+
 def agent_env(proxy_url: str, ca: Path, agent_dir: Path) -> dict[str, str]:
-    """The agent's environment: yours, with every client's proxy and CA pointed at mitmdump
-    (the sandbox's own client variables). CHROME_CONFIG_HOME puts Chromium's crash database
-    (and its crashpad handlers' --database) in the run's profile, not ~/.config/chromium."""
-    env = {**os.environ, **client_env(proxy_url, str(ca), str(ca))}
+    """The agent's environment: the locale and paths of yours (PASSED_ON), with every client's
+    proxy and CA pointed at mitmdump (the sandbox's own client variables). CHROME_CONFIG_HOME
+    puts Chromium's crash database (and its crashpad handlers' --database) in the run's
+    profile, not ~/.config/chromium."""
+    env = {k: v for k, v in os.environ.items() if k in PASSED_ON or k.startswith("LC_")}
+    env |= client_env(proxy_url, str(ca), str(ca))
     env["CHROME_CONFIG_HOME"] = str(agent_dir / "profile")
     return env
 

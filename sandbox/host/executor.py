@@ -141,6 +141,8 @@ class DockerExecutor:
         finally:
             engine.remove(container)
         report = self.report = _read_report(run.data / "sandbox.json")
+        if report is None and run.job.stopping:  # killed by the batch's stop, not by itself
+            raise SetupFailure("interrupted: the container was killed by the batch's stop")
         if report is not None:
             run.execution.stopped = report.stopped()
             run.execution.egress_blocked = report.egress_blocked

@@ -42,6 +42,7 @@ from proxy_addon.tasks.model import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.chromium import find_chromium
+from sandbox.demo.local import agent_env
 from sandbox.demo.sandboxed import Images, SandboxSetup, chromium_command, model_ports, request_for
 from sandbox.demo.scenarios import (
     HARNESSES,
@@ -506,3 +507,15 @@ def test_the_runs_table_keeps_task_and_agent_names_whole_in_80_columns(tmp_path:
     for r in results:
         assert r.run.slug in text and r.run.harness in text, r.run.slug
     assert "[Errno 98]" in text  # agent-facing text is shown as text, never as markup
+
+
+def test_the_agent_gets_no_key_of_the_operators_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Chromium crash dump holds its environment: a judge key there would land in the run.
+    monkeypatch.setenv("DEMO_JUDGE_KEY", KEY)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = agent_env("http://127.0.0.1:1", tmp_path / "ca.pem", tmp_path / "agent")
+    assert KEY not in "".join(env.values()) and "DEMO_JUDGE_KEY" not in env
+    assert env["PATH"] == os.environ["PATH"] and env["LC_ALL"] == "C.UTF-8"
+    assert env["HTTPS_PROXY"] == "http://127.0.0.1:1"

@@ -453,18 +453,21 @@ def test_a_node_gets_the_drivers_image_through_ray_or_its_registry_and_refuses_a
                 docker_client.images.remove(image, force=True)
 
 
-def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
+def test_a_node_whose_engine_fails_or_lacks_net_admin_is_excluded_and_its_runs_rerun_elsewhere(
     ray_cluster, docker_client, sandbox_image, internet, tmp_path, monkeypatch
 ) -> None:
     from tests.support.broken_engine import BrokenEngine
 
     monkeypatch.setenv("CB_KEY", "k")
-    engine = BrokenEngine(Path(tempfile.mkdtemp(prefix="cbe-", dir="/tmp")) / "docker.sock")
+    # Its first container create fails; the later ones start without NET_ADMIN (no firewall).
+    sock = Path(tempfile.mkdtemp(prefix="cbe-", dir="/tmp")) / "docker.sock"
+    engine = BrokenEngine(sock, fail_creates=1)
     monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # the new node's raylet inherits it
     broken = ray_cluster.add_node()
     monkeypatch.delenv("DOCKER_HOST")
     try:
-        # five: the broken node fails each of its runs at once, so it meets three of them
+        # five: the broken node fails each of its runs sooner than a run passes elsewhere, so it
+        # meets three of them
         cases = {f"a-checkout-{n}": SIX["a-checkout"] for n in range(5)}
         corpus = _corpus(tmp_path / "corpus", cases)
         out = tmp_path / "out"
@@ -480,23 +483,29 @@ def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
         engine.close()
     assert proc.returncode == 0, proc.stderr
     assert f"({broken.node_id[:8]}): excluded, no more runs go there" in proc.stderr
-    assert engine.refused >= 3
+    assert engine.refused == 1 and engine.stripped >= 2, proc.stderr
     (batch,) = out.glob("batch-*")
     runs = _runs(batch)
     assert set(runs) == set(cases)
-    failed = 0
+    failed = []
     for dirs in runs.values():
         *earlier, last = (read_run_meta(d / "run-meta.json") for d in dirs)
         assert last.result_category == "intercepted"
         assert _node_id(last) != broken.node_id
         for meta in earlier:  # each failure on the broken node, re-run once elsewhere
             assert meta.result_category == "infra_failure" and len(dirs) == 2
-            assert "cannot create containers" in meta.model_extra["failure_reason"]
             assert _node_id(meta) == broken.node_id
-            failed += 1
-    assert failed == engine.refused
+            failed.append(meta)
+    assert len(failed) == engine.refused + engine.stripped
+    reasons = sorted(m.model_extra["failure_reason"] for m in failed)
+    assert "cannot create containers" in reasons.pop(0), reasons  # "engine: ..." sorts first
+    for meta in failed:  # the others name the firewall the container could not install
+        if meta.model_extra["failure_reason"] in reasons:
+            assert meta.stop_reason == "container_failed"
+    assert all(r.startswith("firewall: ") for r in reasons), reasons
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
+    assert _batch_containers(docker_client, batch) == []
 
 
 @pytest.mark.parametrize(
