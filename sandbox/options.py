@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy_addon.cli_options import OneLineParser, count
+from sandbox.container.contract import MIN_RECORDS_BUDGET
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
 from sandbox.host.limits import Limits
@@ -126,6 +127,16 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
         default=d.disk,
         metavar="SIZE",
         help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
+    )
+    p.add_argument(
+        "--records-budget",
+        type=size(MIN_RECORDS_BUDGET),
+        default=d.records,
+        metavar="SIZE",
+        help="bytes the proxy's records (requests.jsonl and mitmdump.log) may take on the host, "
+        "together: past 3/4 of it a request is logged as its method, host, path, verdict and "
+        "sizes, past it only counted; an agent that fills it has exhausted its own resources "
+        "(default: 256m)",
     )
 
 
