@@ -45,15 +45,17 @@ from proxy_addon.addon.options import (
     route,
     unparsable_deferred,
 )
-from proxy_addon.addon.requestlog import log_line, safe_reasons, websocket_line
-from proxy_addon.addon.runfiles import RecordFailed, RunFiles, listen_specs
+from proxy_addon.addon.requestlog import log_line, response_line, safe_reasons, websocket_line
+from proxy_addon.addon.runfiles import RecordFailed, RunFiles, listen_specs, reserve_size
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.records.interception import ProxyReady
-from proxy_addon.records.requestlog import RequestLogWriter
+from proxy_addon.records.requestwriter import RequestLogWriter
 
 logger = logging.getLogger("clawbench")
 
 _DONE = "clawbench_done"
+"""flow.metadata: the request's line is written (then _ANSWERED once its answer's is too)."""
+_ANSWERED = "answered"
 _URL = "clawbench_url"
 
 
@@ -102,7 +104,7 @@ class ClawbenchInterceptor:
             keep_unseen_off(ctx.options, updated, armed=self.matcher is not None)
             settings = read_settings(ctx.options)
             if "clawbench_task" in updated or "clawbench_data" in updated:
-                self._arm(ctx.options.clawbench_task, ctx.options.clawbench_data)
+                self._arm(ctx.options.clawbench_task, ctx.options.clawbench_data, settings)
             self.settings = settings
             if self.matcher is not None:
                 self.destinations = Destinations(
@@ -117,12 +119,18 @@ class ClawbenchInterceptor:
                 raise  # a live change is refused and the armed config stays
             self._fail(str(e))
 
-    def _arm(self, task_opt: str, data_opt: str) -> None:
+    def _arm(self, task_opt: str, data_opt: str, settings: Settings) -> None:
         path, task, matcher = resolve_task(task_opt, data_opt)
         schema = task.eval_schema.model_dump(mode="json", exclude_none=True)
-        files = RunFiles(Path(data_opt), schema, self.log)
+        files = RunFiles(
+            Path(data_opt),
+            schema,
+            self.log,
+            log_budget=settings.log_budget,
+            reserve=reserve_size(settings.max_body),
+        )
         if self.files is not None:
-            self.files.close()
+            self.files.close(keep_space=self.files.space == files.space)
         self.matcher, self.files, self.task_file = matcher, files, path
         self.task_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         what = "log only" if matcher.log_only else f"{schema['method']} {schema['url_pattern']}"
@@ -201,12 +209,20 @@ class ClawbenchInterceptor:
             self._record(flow, found, host_unresolved=unresolved_commit)
         self._log(flow, found)
 
+    def response(self, flow: http.HTTPFlow) -> None:
+        if _DONE in flow.metadata:  # logged: the site's answer, or the proxy's block response
+            self._answered(flow)
+
     def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        # The request hook never ran (a body over body_size_limit got a 413); if its head
-        # matched, it is the commit request and must be credited, body unverified. (Checked
-        # here rather than in a requestheaders hook: one hook less on every request.) Either
-        # way it was a request the agent sent, so it gets its line in requests.jsonl.
-        if _DONE in flow.metadata or is_model_call(flow) or self.destinations is None:
+        # A logged request that got no answer: killed by the proxy (blocked, refused) or failed
+        # on its way. Otherwise the request hook never ran (a body over body_size_limit got a
+        # 413); if its head matched, it is the commit request and must be credited, body
+        # unverified. (Checked here rather than in a requestheaders hook: one hook less on
+        # every request.) Either way it was a request the agent sent: it gets its lines.
+        if _DONE in flow.metadata:
+            self._answered(flow)
+            return None
+        if is_model_call(flow) or self.destinations is None:
             return None
         if flow.error is None or "body_size_limit" not in flow.error.msg:
             return None
@@ -219,6 +235,7 @@ class ClawbenchInterceptor:
         if found.result.match and not place.refused:
             self._record(flow, found)
         self._log(flow, found, place.refused)
+        self._answered(flow)
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
         assert flow.websocket is not None
@@ -300,9 +317,21 @@ class ClawbenchInterceptor:
             safe_reasons(found.result, found.url, found.seen.url),
             timestamp=flow.request.timestamp_start,
             mode=mode.type_name if mode else None,
+            flow_id=flow.id,
             refused=refused,
         )
         self.files.append(line)
+
+    def _answered(self, flow: http.HTTPFlow) -> None:
+        # One answer line per logged request (an error may follow its response). The answer is
+        # already on its way: a line that cannot be written is only logged.
+        if self.files is None or flow.metadata.get(_DONE) == _ANSWERED:
+            return
+        flow.metadata[_DONE] = _ANSWERED
+        try:
+            self.files.append(response_line(flow))
+        except Exception:
+            logger.exception("clawbench: the answer to %s was not logged", flow.request.url[:200])
 
 
 _log = RequestLogWriter()

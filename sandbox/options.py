@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy_addon.cli_options import OneLineParser, count
+from sandbox.container.contract import MIN_RECORDS_BUDGET
 from sandbox.harnesses import HARNESSES
 from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
 from sandbox.host.limits import Limits
@@ -42,7 +43,8 @@ BATCH_EXIT_CODES = """exit codes:
        --judge-model, every verdict is in (or --allow-incomplete)
   2    setup error before any run (bad options, a task.json of the corpus that does not load
        without --skip-invalid, missing image, the pre-flight failed, the judge does not
-       resolve), or scoring the batch failed (the runs are kept)
+       resolve; --backend ray: no cluster answers, or no node can take a run), or scoring the
+       batch failed (the runs are kept)
   3    incomplete: a run ended as an infra failure (model_api_failure included), a verdict
        is missing, or the batch stopped after --stop-after consecutive model_api_failures;
        one line says which and the command that completes it (--resume BATCH_DIR)
@@ -125,6 +127,16 @@ def _limit_options(p: argparse.ArgumentParser) -> None:
         default=d.disk,
         metavar="SIZE",
         help="size of each of the agent's writable mounts: /tmp, its home, /dev/shm (default: 1g)",
+    )
+    p.add_argument(
+        "--records-budget",
+        type=size(MIN_RECORDS_BUDGET),
+        default=d.records,
+        metavar="SIZE",
+        help="bytes the proxy's records (requests.jsonl and mitmdump.log) may take on the host, "
+        "together: past 3/4 of it a request is logged as its method, host, path, verdict and "
+        "sizes, past it only counted; an agent that fills it has exhausted its own resources "
+        "(default: 256m)",
     )
 
 

@@ -129,7 +129,13 @@ def request_from(
         network=args.network,
         upstream_ca=args.upstream_ca,
         mitm_options=mitm,
-        limits=Limits(memory=args.memory, pids=args.pids, cpus=args.cpus, disk=args.disk),
+        limits=Limits(
+            memory=args.memory,
+            pids=args.pids,
+            cpus=args.cpus,
+            disk=args.disk,
+            records=args.records_budget,
+        ),
         stop_grace_s=args.stop_grace,
         proxy_ready_timeout_s=args.proxy_timeout,
     )

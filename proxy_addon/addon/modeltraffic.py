@@ -40,7 +40,7 @@ from proxy_addon.addon.usage import UsageTee
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import RecordError
 from proxy_addon.records.modelapi import CallOutcome, FailedCall, ModelApiRecord
-from proxy_addon.records.requestlog import RequestLogWriter
+from proxy_addon.records.requestwriter import RequestLogWriter
 from proxy_addon.records.usage import (
     USAGE_FILE,
     AgentUsage,

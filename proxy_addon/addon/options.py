@@ -15,6 +15,7 @@ from proxy_addon.addon.destination import Route
 from proxy_addon.addon.private import AllowList
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.urls import split_authority
+from proxy_addon.records.requestwriter import LOG_BUDGET
 from proxy_addon.tasks.model import Task, TaskError, load_task, task_path
 
 BLOCK_MODES = ("error", "respond")
@@ -24,7 +25,7 @@ never depends on how much of it matched, and a bomb costs the proxy no more than
 DISARMING_OPTIONS = ("stream_large_bodies", "ignore_hosts", "allow_hosts", "tcp_hosts")
 """mitmproxy options that let traffic reach the upstream unseen by the request hook."""
 
-_INT_OPTIONS = ("clawbench_block_status", "clawbench_max_body")
+_INT_OPTIONS = ("clawbench_block_status", "clawbench_max_body", "clawbench_log_budget")
 _SINGLE_OPTIONS = (
     "clawbench_task",
     "clawbench_data",
@@ -71,6 +72,14 @@ def declare_options(loader: Any) -> None:
         "on a matching URL and method it is blocked as body_unverified.",
     )
     loader.add_option(
+        "clawbench_log_budget",
+        int,
+        LOG_BUDGET,
+        "Bytes requests.jsonl may take: full lines up to 3/4 of it, then each request's "
+        "method, host, path, verdict and sizes, then only a count in requests-summary.json "
+        "(the agent's traffic cannot make the records larger).",
+    )
+    loader.add_option(
         "clawbench_route",
         Sequence[str],
         [],
@@ -109,6 +118,8 @@ def check_options(opts: Any) -> None:
         )
     if opts.clawbench_max_body < 0:
         raise exceptions.OptionsError("clawbench: clawbench_max_body must be >= 0")
+    if opts.clawbench_log_budget < 0:
+        raise exceptions.OptionsError("clawbench: clawbench_log_budget must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +130,7 @@ class Settings:
     block_status: int = 403
     block_body: bytes = b""
     max_body: int = MAX_BODY
+    log_budget: int = LOG_BUDGET
     routes: dict[str, Route] = field(default_factory=dict)
     allow: AllowList = field(default_factory=lambda: AllowList(()))
 
@@ -136,6 +148,7 @@ def read_settings(opts: Any) -> Settings:
         block_status=opts.clawbench_block_status,
         block_body=opts.clawbench_block_body.encode(),
         max_body=opts.clawbench_max_body,
+        log_budget=opts.clawbench_log_budget,
         routes=routes,
         allow=allow,
     )

@@ -12,6 +12,15 @@ import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from proxy_addon.addon.caps import (
+    HEADER_VALUE_CAP,
+    HEADERS_CAP,
+    URL_CAP,
+    cap_headers,
+    cap_query,
+    cap_reasons,
+    cut,
+)
 from proxy_addon.matching.bodies import (
     RAW_TEXT_CAP,
     ParsedBody,
@@ -23,7 +32,7 @@ from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
 from proxy_addon.records.atomic import finite_floats
 from proxy_addon.records.interception import InterceptedRequest, Interception
-from proxy_addon.records.requestlog import RequestLogEntry
+from proxy_addon.records.requestlog import RequestLogEntry, ResponseLine
 
 _CHECK_CAP_ABOVE = RAW_TEXT_CAP // 8
 """A parsed body of fewer wire bytes cannot dump to RAW_TEXT_CAP characters (\\uXXXX is 6x)."""
@@ -73,27 +82,6 @@ def _escape_surrogates(err: UnicodeError) -> tuple[bytes, int]:
 
 _ESCAPE_SURROGATES = "clawbench-escape-surrogates"
 codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
-
-
-HEADER_VALUE_CAP = 2048
-"""Characters of one header value kept in the records (the matcher reads the request's own)."""
-HEADERS_CAP = 64
-"""Header fields kept in the records; a request with more says how many were left out."""
-
-
-def cap_headers(headers: dict[str, str]) -> dict[str, str]:
-    """The headers as recorded: each value cut at HEADER_VALUE_CAP, at most HEADERS_CAP of
-    them, so an agent's 4 MB header cannot make a 4 MB line of requests.jsonl."""
-    if len(headers) <= HEADERS_CAP and all(len(v) <= HEADER_VALUE_CAP for v in headers.values()):
-        return headers
-    kept = {}
-    for name, value in list(headers.items())[:HEADERS_CAP]:
-        if len(value) > HEADER_VALUE_CAP:
-            value = f"{value[:HEADER_VALUE_CAP]}...[truncated, {len(value)} characters in all]"
-        kept[name[:HEADER_VALUE_CAP]] = value
-    if len(headers) > HEADERS_CAP:
-        kept["[clawbench]"] = f"{len(headers) - HEADERS_CAP} more header fields not recorded"
-    return kept
 
 
 def see_request(
@@ -188,22 +176,24 @@ def log_line(
     *,
     timestamp: float,
     mode: str | None,
+    flow_id: str | None = None,
     refused: str | None = None,
 ) -> RequestLogEntry:
-    """The requests.jsonl line of one request."""
+    """The requests.jsonl line of one request: its URL, query and reasons capped (caps)."""
     return RequestLogEntry(
         timestamp=timestamp,
-        url=seen.url,
+        id=flow_id,
+        url=cut(seen.url, URL_CAP),
         method=seen.method,
         headers=seen.headers,
         body=body,
-        query_params=seen.query,
+        query_params=cap_query(seen.query, seen.url),
         http_version=seen.http_version,
         content_type=printable(seen.content_type) if seen.content_type else None,
         body_size=seen.body_size,
         matched=result.match,
         blocked=result.match and not refused,
-        near_miss=near_miss,
+        near_miss=cap_reasons(near_miss),
         websocket=seen.websocket,
         mode=mode,
         equivalence=result.equivalence,
@@ -221,7 +211,8 @@ def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> Reque
         body = binary_text(content) if content else None
     return RequestLogEntry(
         timestamp=message.timestamp,
-        url=url,
+        id=flow.id,
+        url=cut(url, URL_CAP),
         method=flow.request.method,
         headers={},
         body=body,
@@ -230,6 +221,30 @@ def websocket_line(flow: Any, message: Any, url: str, mode: str | None) -> Reque
         websocket=True,
         mode=mode,
         websocket_message="text" if message.is_text else "binary",
+    )
+
+
+def _seconds(start: float | None, end: float | None) -> float | None:
+    return round(max(end - start, 0.0), 4) if start is not None and end is not None else None
+
+
+def response_line(flow: Any) -> ResponseLine:
+    """How a logged request was answered (flow.response: the site's, or the proxy's block), or
+    why it was not (flow.error), with the durations the proxy saw."""
+    req, resp = flow.request, flow.response
+    end = resp.timestamp_end if resp is not None else None
+    content_type = resp.headers.get("content-type") if resp is not None else None
+    error = flow.error.msg if flow.error is not None else None
+    return ResponseLine(
+        timestamp=end or time.time(),
+        id=flow.id,
+        status=resp.status_code if resp is not None else None,
+        response_size=len(resp.raw_content or b"") if resp is not None else 0,
+        content_type=printable(content_type)[:256] if content_type else None,
+        send_s=_seconds(req.timestamp_start, req.timestamp_end),
+        wait_s=_seconds(req.timestamp_end, resp.timestamp_start) if resp is not None else None,
+        receive_s=_seconds(resp.timestamp_start, end) if resp is not None else None,
+        error=printable(error)[:500] if error else None,
     )
 
 
@@ -268,6 +283,7 @@ __all__ = [
     "log_body",
     "log_line",
     "printable",
+    "response_line",
     "safe_reasons",
     "see_request",
     "websocket_line",

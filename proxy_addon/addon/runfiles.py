@@ -4,9 +4,10 @@ and .proxy-ready (SPEC section 4).
 
 Recording a block is one step: interception.json, then .stop-requested. The agent can use up the
 proxy's file descriptors (every connection it opens holds one), so a descriptor is kept in
-reserve and given back for the step when the table is full; a step that still fails raises
-RecordFailed, and the addon then stops the proxy so the run ends `proxy_failed`, never scored
-as if nothing had been committed.
+reserve and given back for the step when the table is full; the disk can fill (the host's is
+shared), so space is kept too (data/.reserve, records.reserve) and given back when a write of
+the step finds it full. A step that still fails raises RecordFailed, and the addon then stops
+the proxy so the run ends `proxy_failed`, never scored as if nothing had been committed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from proxy_addon.addon.requestlog import SeenRequest, interception_record
 from proxy_addon.matching.matcher import MatchResult
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import Interception, ProxyReady
-from proxy_addon.records.requestlog import LogLine, RequestLogWriter
+from proxy_addon.records.requestlog import LogLine
+from proxy_addon.records.requestwriter import RequestLogWriter
+from proxy_addon.records.reserve import (
+    RESERVE_FILE,
+    release,
+    reserve_space,
+    write_with_reserve,
+)
 
 __all__ = ["RecordFailed", "RunFiles", "earlier_match", "listen_specs"]
 
@@ -72,18 +80,36 @@ def listen_specs(server: Any) -> list[str]:
     return listen
 
 
-class RunFiles:
-    """One data dir, opened for a task's eval_schema, requests.jsonl through log (opened here
-    and left open for whoever opens it next); OptionsError if it cannot be written."""
+def reserve_size(max_body: int) -> int:
+    """Space for recording a block: interception.json (its body whole, up to max_body) twice
+    over (the new one is written before the old is replaced), and the rest of the step."""
+    return 2 * max_body + (1 << 20)
 
-    def __init__(self, data: Path, schema: dict[str, Any], log: RequestLogWriter) -> None:
+
+class RunFiles:
+    """One data dir, opened for a task's eval_schema: requests.jsonl through log (opened here
+    with its byte budget, and left open for whoever opens it next), reserve bytes kept back for
+    recording a block; OptionsError if it cannot be written."""
+
+    def __init__(
+        self,
+        data: Path,
+        schema: dict[str, Any],
+        log: RequestLogWriter,
+        *,
+        log_budget: int,
+        reserve: int,
+    ) -> None:
         self.data = data
         self.schema = schema
         self.interception = earlier_match(data / "interception.json", schema)
+        self.space = data / RESERVE_FILE
         try:
             data.mkdir(parents=True, exist_ok=True)
-            log.open(data)
+            reserve_space(self.space, reserve)
+            log.open(data, log_budget)
         except OSError as e:
+            release(self.space)
             raise exceptions.OptionsError(f"clawbench: data dir {data} not writable: {e}") from e
         self.log = log
         self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)
@@ -129,15 +155,21 @@ class RunFiles:
                     self._reserve = os.open(os.devnull, os.O_RDONLY)
 
     def _record_and_stop(self) -> None:
-        write_json_atomic(self.data / "interception.json", self.interception)
-        (self.data / ".stop-requested").touch()
+        def record() -> None:
+            write_json_atomic(self.data / "interception.json", self.interception)
+
+        write_with_reserve(record, self.space)
+        write_with_reserve((self.data / ".stop-requested").touch, self.space)
 
     def ready(self, ready: ProxyReady) -> None:
         """.proxy-ready, once the task is loaded and every listener is up."""
         write_json_atomic(self.data / ".proxy-ready", ready)
 
-    def close(self) -> None:
-        """Give back the reserve descriptor (the log is its writer's to close)."""
+    def close(self, *, keep_space: bool = False) -> None:
+        """Give back the reserve descriptor and (unless the next RunFiles of the same data dir
+        holds it now) the space; the log is its writer's to close."""
         if self._reserve is not None:
             os.close(self._reserve)
             self._reserve = None
+        if not keep_space:
+            release(self.space)

@@ -4,7 +4,8 @@ addon, the scorer and the sandbox alike:
 | file | module |
 |---|---|
 | data/interception.json, data/.proxy-ready | `interception` |
-| data/requests.jsonl (its line models, its writer, its reader) | `requestlog` |
+| data/requests.jsonl (its line models, its reader) | `requestlog` |
+| requests.jsonl's writer under its byte budget, data/requests-summary.json | `requestwriter` |
 | data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
 | data/traffic.har (the run's traffic as HAR 1.2, built from requests.jsonl) | `har`, `traffic` |
 | agent/result.json (a harness's own claim) | `agentresult` |
@@ -13,7 +14,8 @@ addon, the scorer and the sandbox alike:
 | run and batch directory names, finding runs' identity in paths | `layout`, `runpath` |
 | provenance (versions, git SHA) in summaries | `provenance` |
 
-`outcome` owns how a run ended (stop reasons, result categories, the one classify); `atomic`
+`outcome` owns how a run ended (stop reasons, result categories, the one classify); `reserve`
+the space kept back for recording it; `atomic`
 writes files so a reader sees the old one or the new one; `jsonfile` reads them, with one error
 (RecordError: file, field, problem).
 """

@@ -28,7 +28,14 @@ from proxy_addon.records.har import (
     Timings,
     TrafficAction,
 )
-from proxy_addon.records.requestlog import ModelCallLine, ReferenceLogLine, RequestLogEntry
+from proxy_addon.records.requestlog import (
+    ModelCallLine,
+    ReferenceLogLine,
+    RequestLogEntry,
+    ResponseLine,
+    ShortLine,
+    Verdict,
+)
 
 BODY_NOTE = "as the proxy recorded it: parsed, secrets redacted, cut at 64 K characters"
 BLOCKED_NOTE = "blocked by the proxy: it never reached the site"
@@ -46,7 +53,16 @@ def started(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
 
 
-Line = RequestLogEntry | ModelCallLine | ReferenceLogLine
+Line = RequestLogEntry | ModelCallLine | ShortLine | ReferenceLogLine
+"""A line that stands for a request (its answer, a ResponseLine, goes on its entry)."""
+
+SHORT_NOTE = "past the first bound of the proxy's records budget: its essentials only"
+_ACTIONS = {
+    Verdict.PASSED: TrafficAction.FORWARDED,
+    Verdict.BLOCKED: TrafficAction.BLOCKED,
+    Verdict.REFUSED: TrafficAction.REFUSED,
+    Verdict.MODEL_CALL: TrafficAction.MODEL_CALL,
+}
 
 
 def _headers(headers: dict[str, Any]) -> list[NameValue]:
@@ -119,6 +135,9 @@ def _mark(line: Line) -> EntryMark:
         )
     if isinstance(line, ReferenceLogLine):
         return EntryMark(action=TrafficAction.FORWARDED)
+    if isinstance(line, ShortLine):
+        action = _ACTIONS[line.verdict]
+        return EntryMark(action=action, matched=action is TrafficAction.BLOCKED)
     action = TrafficAction.FORWARDED
     if line.refused:
         action = TrafficAction.REFUSED
@@ -150,9 +169,14 @@ def _model_call_exchange(line: ModelCallLine) -> tuple[HarResponse, Timings]:
 
 
 def _request(line: Line) -> HarRequest:
-    if isinstance(line, ModelCallLine):  # no headers, no body, no query: only their sizes
+    if isinstance(line, ModelCallLine | ShortLine):  # no headers, body or query: their sizes
+        comment = SHORT_NOTE if isinstance(line, ShortLine) else None
         return HarRequest(
-            method=line.method, url=line.url, httpVersion="", bodySize=line.request_size
+            method=line.method,
+            url=line.url,
+            httpVersion="",
+            bodySize=line.request_size,
+            comment=comment,
         )
     mime = _content_type(line)
     return HarRequest(
@@ -166,12 +190,38 @@ def _request(line: Line) -> HarRequest:
     )
 
 
+def _ms(seconds: float | None) -> float:
+    return round(seconds * 1000, 3) if seconds is not None else UNKNOWN
+
+
+def answer(entry: HarEntry, line: ResponseLine) -> None:
+    """Put the proxy's record of how the request was answered on its entry: the status, size
+    and type of the site's answer (or of the proxy's block response), the durations; a request
+    with no HTTP answer keeps status 0 and says why."""
+    response = entry.response
+    if line.status is not None:
+        response.status = line.status
+        response.bodySize = line.response_size
+        response.httpVersion = entry.request.httpVersion
+        response.content = Content(size=line.response_size, mimeType=line.content_type or "")
+        if response.comment == "not recorded by the proxy":
+            response.comment = None
+    if line.error:
+        response.comment = "; ".join(c for c in (response.comment, line.error) if c)
+    send, wait, receive = _ms(line.send_s), _ms(line.wait_s), _ms(line.receive_s)
+    entry.timings = Timings(send=send, wait=wait, receive=receive)
+    entry.time = entry.timings.total()
+
+
 def entry_of(line: Line) -> HarEntry:
     """One requests.jsonl line (ours, a model call, the reference's) as a HAR entry."""
     mark = _mark(line)
     response, timings = HarResponse(), Timings()
     if isinstance(line, ModelCallLine):
         response, timings = _model_call_exchange(line)
+    elif isinstance(line, ShortLine) and line.status is not None:  # a model call, shortened
+        size = line.response_size or 0
+        response = HarResponse(status=line.status, bodySize=size, content=Content(size=size))
     elif mark.action is TrafficAction.BLOCKED:
         response.comment = BLOCKED_NOTE
     elif mark.action is TrafficAction.REFUSED:
@@ -188,5 +238,5 @@ def entry_of(line: Line) -> HarEntry:
     )
 
 
-__all__ = ["BLOCKED_NOTE", "BODY_NOTE", "REFUSED_NOTE", "Line", "entry_of", "number",
-           "post_data", "scalar", "started"]  # fmt: skip
+__all__ = ["BLOCKED_NOTE", "BODY_NOTE", "REFUSED_NOTE", "SHORT_NOTE", "Line", "answer",
+           "entry_of", "number", "post_data", "scalar", "started"]  # fmt: skip

@@ -1,8 +1,10 @@
-"""data/requests.jsonl: its line models, its one writer and its one reader (docs/formats.md).
+"""data/requests.jsonl: its line models and its one reader (docs/formats.md).
 
 The addon appends one line per request the agent sent (RequestLogEntry; a WebSocket message is
-one too) and one per model call (ModelCallLine). Every line goes through RequestLogWriter and
-is read back through RequestLog, which turns each into its model.
+one too), one per model call (ModelCallLine) and one per answer a request got (ResponseLine);
+past the full-line part of its byte budget a request is a ShortLine. Every line goes through
+records.requestwriter.RequestLogWriter and is read back through RequestLog, which turns each
+into its model.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +37,9 @@ class RequestLogEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
 
     timestamp: float
+    """When the proxy began to receive it (HAR's startedDateTime)."""
+    id: str | None = _UNSET
+    """The flow's id: its ResponseLine names it (older files have none)."""
     url: str
     method: str
     headers: dict[str, str]
@@ -57,8 +63,63 @@ class RequestLogEntry(BaseModel):
     destination); a refused request is never forwarded nor credited."""
 
 
-LogLine = RequestLogEntry | ModelCallLine
-"""A line of requests.jsonl, told apart by `model_call`."""
+class Verdict(StrEnum):
+    """What became of a request, as a ShortLine says it."""
+
+    PASSED = "passed"
+    BLOCKED = "blocked"
+    REFUSED = "refused"
+    MODEL_CALL = "model_call"
+
+
+URL_CAP = 512
+"""Characters of a ShortLine's URL."""
+
+
+class ShortLine(BaseModel):
+    """A request past the full-line part of the byte budget: its essentials only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timestamp: float
+    short: Literal[True] = True
+    id: str | None = _UNSET
+    method: str
+    url: str
+    """Its scheme, host and path: no query, at most URL_CAP characters."""
+    verdict: Verdict
+    request_size: int = Field(ge=0)
+    status: int | None = _UNSET
+    """A model call's reply status (a request's is in its ResponseLine)."""
+    response_size: int | None = _UNSET
+
+
+class ResponseLine(BaseModel):
+    """How a logged request was answered: by the site, by the proxy's block, or not at all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timestamp: float
+    """When the answer ended (or the request failed)."""
+    response: Literal[True] = True
+    id: str
+    """The RequestLogEntry (or ShortLine) it answers."""
+    status: int | None
+    """None: no HTTP answer (killed by the proxy, a connection error)."""
+    response_size: int = Field(ge=0)
+    """Body bytes as received (compressed when the reply was)."""
+    content_type: str | None = None
+    send_s: float | None = None
+    """From the request's first byte to its last, through the proxy."""
+    wait_s: float | None = None
+    """From the request's last byte to the answer's headers."""
+    receive_s: float | None = None
+    """From the answer's headers to its last byte."""
+    error: str | None = _UNSET
+
+
+LogLine = RequestLogEntry | ModelCallLine | ShortLine | ResponseLine
+"""A line of requests.jsonl, told apart by `model_call`, `short` and `response`."""
 
 
 class ReferenceLogLine(BaseModel):
@@ -78,9 +139,19 @@ class ReferenceLogLine(BaseModel):
 
 def parse_line(data: Any) -> LogLine:
     """One line's JSON value as its model; ValidationError when it is none of them."""
-    if isinstance(data, dict) and data.get("model_call") is True:
-        return ModelCallLine.model_validate(data)
+    if isinstance(data, dict):
+        if data.get("model_call") is True:
+            return ModelCallLine.model_validate(data)
+        if data.get("short") is True:
+            return ShortLine.model_validate(data)
+        if data.get("response") is True:
+            return ResponseLine.model_validate(data)
     return RequestLogEntry.model_validate(data)
+
+
+def is_request(line: LogLine) -> bool:
+    """Whether a line stands for a request the agent sent (not the answer to one)."""
+    return not isinstance(line, ResponseLine)
 
 
 def dump_line(line: LogLine) -> bytes:
@@ -94,31 +165,34 @@ def dump_line(line: LogLine) -> bytes:
         return text.encode("ascii") + b"\n"
 
 
-class RequestLogWriter:
-    """The one writer of requests.jsonl: lines appended unbuffered, each in one write(2), so
-    a line that cannot be written raises before the request it describes goes on."""
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-        self._fd: int | None = None
-
-    def open(self, data: Path) -> None:
-        """Append to data/requests.jsonl from now on (OSError if it cannot be opened)."""
-        path = data / REQUESTS_FILE
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self.close()
-        self.path, self._fd = path, fd
-
-    def append(self, line: LogLine) -> None:
-        """One line; OSError when it cannot be written (or the log is not open)."""
-        if self._fd is None:
-            raise OSError(f"clawbench: {self.path or REQUESTS_FILE} is not open")
-        os.write(self._fd, dump_line(line))
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+def shorten(line: LogLine) -> LogLine:
+    """The line as written past the full-line part of the budget (a ResponseLine, or a line
+    already short, as it is)."""
+    if isinstance(line, RequestLogEntry):
+        verdict = Verdict.PASSED
+        if line.refused:
+            verdict = Verdict.REFUSED
+        elif line.blocked:
+            verdict = Verdict.BLOCKED
+        return ShortLine(
+            timestamp=line.timestamp,
+            id=line.id,
+            method=line.method[:URL_CAP],
+            url=line.url.partition("?")[0][:URL_CAP],
+            verdict=verdict,
+            request_size=line.body_size,
+        )
+    if isinstance(line, ModelCallLine):
+        return ShortLine(
+            timestamp=line.timestamp,
+            method=line.method,
+            url=line.url[:URL_CAP],
+            verdict=Verdict.MODEL_CALL,
+            request_size=line.request_size,
+            status=line.status,
+            response_size=line.response_size,
+        )
+    return line
 
 
 class RequestLog:
@@ -178,13 +252,18 @@ def read_request_log(path: str | os.PathLike[str]) -> list[LogLine]:
 
 __all__ = [
     "REQUESTS_FILE",
+    "URL_CAP",
     "LogLine",
     "ModelCallLine",
     "ReferenceLogLine",
     "RequestLog",
     "RequestLogEntry",
-    "RequestLogWriter",
+    "ResponseLine",
+    "ShortLine",
+    "Verdict",
     "dump_line",
+    "is_request",
     "parse_line",
     "read_request_log",
+    "shorten",
 ]

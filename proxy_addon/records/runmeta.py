@@ -44,6 +44,10 @@ class RunMeta(BaseModel):
     reference_category: str | None = None
     runner_category: str | None = None
     agent_usage: AgentUsage | None = None  # a harness run: the proxy's count (data/usage.json)
+    requests_shortened: int | None = None
+    """Requests logged as their essentials only: the records budget's full lines were used up."""
+    requests_not_logged: int | None = None
+    """Requests past the records budget: counted, in no line of requests.jsonl."""
 
 
 def read_run_meta(path: str | os.PathLike[str]) -> RunMeta:

@@ -33,7 +33,7 @@ from proxy_addon.records.har import (
     entry_size,
     har_bytes,
 )
-from proxy_addon.records.harentry import BLOCKED_NOTE, Line, entry_of, number, scalar
+from proxy_addon.records.harentry import BLOCKED_NOTE, Line, answer, entry_of, number, scalar
 from proxy_addon.records.interception import InterceptionView, RecordError, read_interception
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.requestlog import (
@@ -41,6 +41,8 @@ from proxy_addon.records.requestlog import (
     ReferenceLogLine,
     RequestLog,
     RequestLogEntry,
+    ResponseLine,
+    ShortLine,
 )
 
 HAR_CAP_BYTES = 64 << 20
@@ -90,15 +92,22 @@ def _from_interception(request: dict[str, Any], at: float) -> HarEntry | None:
     return entry
 
 
-def _read(source: Path, mark: LogMark) -> list[tuple[float, int, Line]]:
-    """requests.jsonl's lines (ours and the reference's) with their sizes, in time order (lines
-    of one time in the log's order); what cannot be read is counted in the mark."""
+def _read(
+    source: Path, mark: LogMark
+) -> tuple[list[tuple[float, int, Line]], dict[str, ResponseLine]]:
+    """requests.jsonl's request lines (ours and the reference's) with their sizes, in time
+    order (lines of one time in the log's order), and the answer lines by the id of the
+    request they answer; what cannot be read is counted in the mark."""
     log = RequestLog(source, reference=True)
     timed: list[tuple[float, int, Line]] = []
+    answers: dict[str, ResponseLine] = {}
     try:
         for line in log:
             if not math.isfinite(line.timestamp) or abs(line.timestamp) > 1e11:
                 mark.lines_unreadable += 1
+                continue
+            if isinstance(line, ResponseLine):
+                answers.setdefault(line.id, line)
                 continue
             timed.append((line.timestamp, log.last_size, line))
     except FileNotFoundError:
@@ -108,16 +117,16 @@ def _read(source: Path, mark: LogMark) -> list[tuple[float, int, Line]]:
     mark.lines_unreadable += log.unread
     mark.lines = len(timed) + mark.lines_unreadable
     timed.sort(key=lambda t: t[0])
-    return timed
+    return timed, answers
 
 
 def build_har(run_dir: Path) -> Har:
     """The HAR of a run directory (ours or the reference's); never raises for a bad line."""
     data = run_dir / "data"
     mark = LogMark(run=run_dir.name, source=f"data/{REQUESTS_FILE}", built_at=started_now())
-    timed = _read(data / REQUESTS_FILE, mark)
+    timed, answers = _read(data / REQUESTS_FILE, mark)
     credited, at = _credited(data)
-    entries = _entries(timed, credited, mark)
+    entries = _entries(timed, answers, credited, mark)
     if credited is not None and not any(e.clawbench.credited for e in entries):
         last = timed[-1][0] if timed else 0.0
         entry = _from_interception(credited, at if at is not None else last)
@@ -171,7 +180,10 @@ class _Budget:
 
 
 def _entries(
-    timed: list[tuple[float, int, Line]], credited: dict[str, Any] | None, mark: LogMark
+    timed: list[tuple[float, int, Line]],
+    answers: dict[str, ResponseLine],
+    credited: dict[str, Any] | None,
+    mark: LogMark,
 ) -> list[HarEntry]:
     entries: list[HarEntry] = []
     sockets: dict[str, HarEntry] = {}
@@ -189,6 +201,9 @@ def _entries(
                 mark.entries_left_out += 1
             continue
         entry = entry_of(line)
+        line_id = line.id if isinstance(line, RequestLogEntry | ShortLine) else None
+        if line_id is not None and line_id in answers:
+            answer(entry, answers[line_id])
         if _is_credited(line, credited) and first_block:
             entry.clawbench.action = TrafficAction.BLOCKED
             entry.clawbench.matched = True

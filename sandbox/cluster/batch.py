@@ -35,6 +35,7 @@ from sandbox.host.batch import BatchOptions, BatchPlan, Executed, run_batch
 from sandbox.host.executor import RunRequest
 from sandbox.host.incomplete import ApiStreak
 from sandbox.runs.batch import job_of, say
+from scorer.live import LiveScoring
 
 
 class ClusterError(engine.EngineError):
@@ -148,12 +149,6 @@ def _execute(
     driver = secrets.token_hex(8)
     labels = {**template.labels, engine.BATCH_LABEL: label, DRIVER_LABEL: driver}
     template = replace(template, out=batch_dir, labels=labels)
-    handoff = EnvHandoff(template.env, ray.util.get_node_ip_address()) if template.env else None
-    live = None
-    if options.judge is not None:
-        from scorer.live import LiveScoring
-
-        live = LiveScoring(options.judge, options.models_yaml)
     todo = dict(plan.todo)
     jobs = dict(plan.kept)
 
@@ -164,10 +159,13 @@ def _execute(
         if live is not None and not is_infra_category(result.ending.category):
             live.add(result.run_dir)
 
+    image_id = template.check_image(client).id
+    handoff = EnvHandoff(template.env, ray.util.get_node_ip_address()) if template.env else None
+    live: LiveScoring | None = None
     setup = Setup(
         template=template,
         batch_dir=batch_dir,
-        image_id=template.check_image(client).id,
+        image_id=image_id,
         batch_label=label,
         driver_token=driver,
         return_limit=ray_options.return_limit,
@@ -180,6 +178,8 @@ def _execute(
     dispatcher = Dispatcher(setup, todo, nodes, on_result, streak)
     interrupted = True
     try:
+        if options.judge is not None:
+            live = LiveScoring(options.judge, options.models_yaml)
         interrupted = dispatcher.run()
     finally:
         if handoff is not None:

@@ -99,12 +99,15 @@ def watch(
     return "time_limit_exceeded"
 
 
-def aftermath(reason: str, say: Callable[[str], None]) -> tuple[str, str | None]:
-    """Keep the harness's trace; (stop reason, detail) with resource exhaustion said so."""
+def aftermath(
+    reason: str, say: Callable[[str], None], records: str | None = None
+) -> tuple[str, str | None]:
+    """Keep the harness's trace; (stop reason, detail) with resource exhaustion said so
+    (records: how the agent's traffic used up the proxy's records budget, if it did)."""
     for line in keep_files(Path(AGENT_OUT), Path(AGENT_TRACE), AGENT_TRACE_LIMIT)[:20]:
         say(f"agent trace: {line}")
     if reason in ("agent_exited", "time_limit_exceeded"):
-        out_of = resources.exhausted(AGENT_MOUNTS)
+        out_of = resources.exhausted(AGENT_MOUNTS, records=records)
         if out_of:
             return "agent_resources_exhausted", f"the agent ran out of {out_of}"
     return reason, None

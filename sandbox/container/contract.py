@@ -45,6 +45,20 @@ TRANSPARENT_PORT = 8081
 SUBMIT_PORT = 7878
 PROXY_URL = f"http://127.0.0.1:{REGULAR_PORT}"
 
+RECORDS_BUDGET = 256 * 1024 * 1024
+"""The default byte budget of the proxy's records, requests.jsonl and mitmdump.log together."""
+MIN_RECORDS_BUDGET = 4 * 1024 * 1024
+"""The least records budget: mitmdump.log's share still holds a run's own startup lines."""
+REPORT_RESERVE = 1 << 20
+"""Bytes kept back at start for report.json (docs/security.md: the end of a run is recorded)."""
+REPORT_RESERVE_FILE = f"{ROOT}/.reserve"  # root's, never copied out
+
+
+def mitmdump_log_cap(records_budget: int) -> int:
+    """mitmdump.log's share of the records budget: a sixteenth (requests.jsonl has the rest)."""
+    return records_budget // 16
+
+
 AGENT_MOUNTS = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", AGENT_HOME, AGENT_OUT)
 """Everywhere the agent can write: each a tmpfs of bounded size (host.limits), none shared
 with the proxy's records, the logs or report.json."""
@@ -76,6 +90,8 @@ class ContainerConfig(BaseModel):
     upstream_ca: bool = False
     mitm_options: dict[str, str | list[str]] = Field(default_factory=dict)
     """Extra `--set KEY=VALUE` for mitmdump; a list repeats the option (clawbench_route)."""
+    records_budget: int = Field(default=RECORDS_BUDGET, ge=MIN_RECORDS_BUDGET)
+    """Bytes of requests.jsonl and mitmdump.log together (mitmdump_log_cap splits it)."""
 
 
 class Timings(BaseModel):

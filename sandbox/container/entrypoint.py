@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
+from proxy_addon.records.reserve import RESERVE_FILE, release, reserve_space, write_with_reserve
 from sandbox.container import firewall, resources, trust
 from sandbox.container.agent import (
     AGENT_LOG_LIMIT,
@@ -50,6 +52,8 @@ from sandbox.container.contract import (
     MY_INFO,
     PROXY_USER,
     REPORT,
+    REPORT_RESERVE,
+    REPORT_RESERVE_FILE,
     SUBMIT_PORT,
     SUBMIT_USER,
     TASK_DIR,
@@ -60,6 +64,7 @@ from sandbox.container.contract import (
     ContainerConfig,
     SandboxReport,
     Timings,
+    mitmdump_log_cap,
 )
 from sandbox.container.processes import Account, capped_copy, spawn, stop
 from sandbox.container.proxy import SetupError, mitmdump_argv, tail, wait_ready
@@ -93,6 +98,7 @@ class Session:
         self.detail: str | None = None
         self.exec_error: str | None = None
         self.logs: list[IO[bytes]] = []
+        self.copies: list[threading.Thread] = []
 
     def _log(self, name: str) -> IO[bytes]:
         log = open(Path(LOG_DIR) / name, "ab")  # noqa: SIM115 (closed in close())
@@ -113,6 +119,10 @@ class Session:
             _own(path, owner, mode)
         Path(AGENT_OUT).mkdir(exist_ok=True)
         _own(Path(AGENT_OUT), self.agent_account, 0o700)
+        try:
+            reserve_space(Path(REPORT_RESERVE_FILE), REPORT_RESERVE)
+        except OSError as e:  # a disk the host filled: no run can be recorded on it
+            raise SetupError("container_failed", f"the disk is full: {e}") from e
         _own(Path(TASK_FILE), self.proxy_account, 0o400)
         for path in [Path(MY_INFO), *Path(MY_INFO).rglob("*")]:
             _own(path, root, 0o755 if path.is_dir() else 0o444)
@@ -123,15 +133,14 @@ class Session:
             upstream_ca=self.config.upstream_ca,
             options=self.config.mitm_options,
             submit_page=self.config.submit_page,
+            records_budget=self.config.records_budget,
         )
         env = {"PATH": f"{VENV}/bin:/usr/bin:/bin", "HOME": CONF_DIR, "LANG": "C.UTF-8"}
-        self.procs["proxy"] = spawn(
-            self.proxy_account,
-            argv,
-            env=env,
-            cwd=CONF_DIR,
-            log=self._log("mitmdump.log"),
-        )
+        read_end, write_end = os.pipe()  # mitmdump.log keeps its share of the records budget
+        self.procs["proxy"] = spawn(self.proxy_account, argv, env=env, cwd=CONF_DIR, log=write_end)
+        os.close(write_end)
+        cap = mitmdump_log_cap(self.config.records_budget)
+        self.copies.append(capped_copy(read_end, self._log("mitmdump.log"), cap, "proxy"))
 
     def install_firewall(self) -> None:
         policy = firewall.Policy(
@@ -241,7 +250,9 @@ class Session:
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
         agent_log.join(5)
-        reason, self.detail = aftermath(reason, say)
+        cap = mitmdump_log_cap(self.config.records_budget)
+        records = resources.records_filled(Path(DATA_DIR), Path(LOG_DIR) / "mitmdump.log", cap)
+        reason, self.detail = aftermath(reason, say, records)
         say(f"agent stopped: {reason} (exit code {code})")
         return reason, code
 
@@ -261,6 +272,9 @@ class Session:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+        release(Path(DATA_DIR) / RESERVE_FILE)  # a proxy killed before it gave its reserve back
+        for copy in self.copies:
+            copy.join(5)
         for log in self.logs:
             log.close()
         return blocked
@@ -323,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGINT, interrupt)
     report = session.run()
-    write_json_atomic(REPORT, report)
+    write_with_reserve(lambda: write_json_atomic(REPORT, report), Path(REPORT_RESERVE_FILE))
+    release(Path(REPORT_RESERVE_FILE))
     say(f"done: {report.stop_reason}, egress_blocked={report.egress_blocked}")
     return 0 if report.stop_reason not in ("proxy_failed", "container_failed") else 1
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+CUT = "over the log limit"
+"""What the line that ends a capped log says (read back to tell a log that was cut)."""
+
 
 @dataclass(frozen=True)
 class Account:
@@ -81,22 +84,30 @@ def spawn(
     )
 
 
-def capped_copy(fd: int, log: IO[bytes], limit: int) -> threading.Thread:
-    """Copy what the agent writes to fd into log, up to limit bytes (the rest is read and
-    dropped, so the agent never blocks on a full pipe); a thread that ends at EOF."""
+def capped_copy(fd: int, log: IO[bytes], limit: int, whose: str = "agent") -> threading.Thread:
+    """Copy what a process (the agent, the proxy) writes to fd into log, up to limit bytes with
+    the line that says it was cut (the rest is read and dropped, so the writer never blocks on a
+    full pipe); a thread that ends at EOF."""
+
+    note = f"\n[clawbench: {whose} output cut here, {CUT}]\n".encode()
+    room = max(limit - len(note), 0)  # the log, its note included, stays within limit
 
     def copy() -> None:
         kept = 0
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while chunk := pipe.read(1 << 16):
-                if kept < limit:
-                    log.write(chunk[: limit - kept])
+                if kept > room:
+                    continue
+                try:
+                    log.write(chunk[: room - kept])
                     kept += len(chunk)
-                    if kept >= limit:
-                        log.write(b"\n[clawbench: agent output cut here, over the log limit]\n")
+                    if kept > room:
+                        log.write(note)
                     log.flush()
+                except OSError:  # a full disk: the rest is drained, never left to block
+                    kept = room + 1
 
-    thread = threading.Thread(target=copy, name="agent-log", daemon=True)
+    thread = threading.Thread(target=copy, name=f"{whose}-log", daemon=True)
     thread.start()
     return thread
 

@@ -21,12 +21,14 @@ from proxy_addon.records.interception import ProxyReady
 from sandbox.container.contract import (
     CONF_DIR,
     DATA_DIR,
+    RECORDS_BUDGET,
     REGULAR_PORT,
     SUBMIT_PORT,
     TASK_FILE,
     TRANSPARENT_PORT,
     UPSTREAM_CA,
     VENV,
+    mitmdump_log_cap,
 )
 
 POLL_S = 0.05
@@ -51,9 +53,15 @@ def tail(path: Path, lines: int = 8) -> str:
 
 
 def mitmdump_argv(
-    *, ipv6: bool, upstream_ca: bool, options: Mapping[str, str | list[str]], submit_page: bool
+    *,
+    ipv6: bool,
+    upstream_ca: bool,
+    options: Mapping[str, str | list[str]],
+    submit_page: bool,
+    records_budget: int = RECORDS_BUDGET,
 ) -> list[str]:
-    """The proxy's command: the listeners, our options, then the user's --mitm-set."""
+    """The proxy's command: the listeners, our options, then the user's --mitm-set;
+    requests.jsonl gets the records budget but mitmdump.log's share."""
     modes = [f"regular@127.0.0.1:{REGULAR_PORT}", f"transparent@127.0.0.1:{TRANSPARENT_PORT}"]
     if ipv6:
         modes.append(f"transparent@::1:{TRANSPARENT_PORT}")
@@ -64,6 +72,7 @@ def mitmdump_argv(
         "confdir": CONF_DIR,
         "clawbench_task": TASK_FILE,
         "clawbench_data": DATA_DIR,
+        "clawbench_log_budget": str(records_budget - mitmdump_log_cap(records_budget)),
     }
     if upstream_ca:
         # Adds a private CA (a test or demo site) to certifi's set; verification stays on.

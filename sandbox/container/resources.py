@@ -1,11 +1,12 @@
-"""Whether the agent ran out of its own resources: memory, processes, or writable space.
+"""Whether the agent ran out of its own resources: memory, processes, writable space, or the
+byte budget of the records its traffic makes.
 
-The container has limits (memory, pids, CPU, tmpfs sizes; set by the runner, recorded in
-run-meta.json). When the agent reaches one, that is the model's failure and the stop reason says
-so (`agent_resources_exhausted`), never an infra failure that `batch --resume` would re-run: the
-proxy keeps running (its OOM score is lowest, the agent's highest) and its records live where the
-agent cannot write. Read from the container's cgroup (v2, or v1's memory and pids controllers)
-and from the agent's tmpfs mounts.
+The container has limits (memory, pids, CPU, tmpfs sizes, the records budget; set by the runner,
+recorded in run-meta.json). When the agent reaches one, that is the model's failure and the stop
+reason says so (`agent_resources_exhausted`), never an infra failure that `batch --resume` would
+re-run: the proxy keeps running (its OOM score is lowest, the agent's highest) and its records
+live where the agent cannot write. Read from the container's cgroup (v2, or v1's memory and pids
+controllers), the agent's tmpfs mounts, the proxy's requests-summary.json and mitmdump.log.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from proxy_addon.records.jsonfile import RecordError
+from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
+from sandbox.container.processes import CUT
 
 CGROUP = Path("/sys/fs/cgroup")
 FULL_FRACTION = 0.98
@@ -67,9 +72,36 @@ def full_mounts(mounts: Iterable[str]) -> list[str]:
     return full
 
 
-def exhausted(mounts: Iterable[str], root: Path = CGROUP) -> str | None:
-    """What the agent ran out of, in words, or None."""
+def _was_cut(log: Path) -> bool:
+    """Whether a log copied by processes.capped_copy ends with the line saying it was cut."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(log.stat().st_size - 200, 0))
+            return CUT.encode() in f.read()
+    except OSError:  # no log: nothing was cut
+        return False
+
+
+def records_filled(data: Path, mitmdump_log: Path, log_cap: int) -> str | None:
+    """How the agent's traffic used up the proxy's records budget, in words, or None."""
+    try:
+        summary = read_summary(data / SUMMARY_FILE)
+    except RecordError:
+        summary = None
     found = []
+    if summary is not None and summary.budget_reached:
+        found.append(
+            f"requests.jsonl: {summary.lines_shortened} request(s) shortened, "
+            f"{summary.requests_not_logged} only counted"
+        )
+    if _was_cut(mitmdump_log):
+        found.append(f"mitmdump.log cut at {log_cap} bytes")
+    return f"its records budget ({'; '.join(found)})" if found else None
+
+
+def exhausted(mounts: Iterable[str], root: Path = CGROUP, records: str | None = None) -> str | None:
+    """What the agent ran out of, in words (records: what records_filled said), or None."""
+    found = [records] if records else []
     if kills := oom_kills(root):
         found.append(f"memory (the OOM killer ended {kills} process(es))")
     if refusals := pids_refusals(root):
@@ -79,4 +111,11 @@ def exhausted(mounts: Iterable[str], root: Path = CGROUP) -> str | None:
     return "; ".join(found) or None
 
 
-__all__ = ["exhausted", "full_mounts", "oom_kills", "peak_memory", "pids_refusals"]
+__all__ = [
+    "exhausted",
+    "full_mounts",
+    "oom_kills",
+    "peak_memory",
+    "pids_refusals",
+    "records_filled",
+]

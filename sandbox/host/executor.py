@@ -141,6 +141,8 @@ class DockerExecutor:
         finally:
             engine.remove(container)
         report = self.report = _read_report(run.data / "sandbox.json")
+        if report is None and run.job.stopping:  # killed by the batch's stop, not by itself
+            raise SetupFailure("interrupted: the container was killed by the batch's stop")
         if report is not None:
             run.execution.stopped = report.stopped()
             run.execution.egress_blocked = report.egress_blocked
@@ -158,6 +160,7 @@ class DockerExecutor:
             mitm_options=req.mitm_options,
             stop_grace_s=req.stop_grace_s,
             proxy_ready_timeout_s=req.proxy_ready_timeout_s,
+            records_budget=req.limits.records,
         )
 
     def _wait(self, run: PreparedRun, container: Any) -> None:
@@ -176,7 +179,9 @@ class DockerExecutor:
         """Copy the proxy's records, the logs and the report out of the container."""
         data, problems = run.data, run.execution.problems
         data.mkdir(exist_ok=True)
-        problems += engine.fetch(container, "/clawbench/data", data, self.req.log_limit_bytes)
+        # requests.jsonl may hold the whole records budget (the proxy keeps it within)
+        limit = max(self.req.log_limit_bytes, self.req.limits.records)
+        problems += engine.fetch(container, "/clawbench/data", data, limit)
         for name in LOGS:
             skipped = engine.fetch(
                 container, f"/clawbench/logs/{name}", data / name, self.req.log_limit_bytes

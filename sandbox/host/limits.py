@@ -12,7 +12,14 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sandbox.container.contract import AGENT_GID, AGENT_HOME, AGENT_NOFILE, AGENT_OUT, AGENT_UID
+from sandbox.container.contract import (
+    AGENT_GID,
+    AGENT_HOME,
+    AGENT_NOFILE,
+    AGENT_OUT,
+    AGENT_UID,
+    RECORDS_BUDGET,
+)
 
 _SIZE = re.compile(r"^(\d+)([kmg])b?$", re.IGNORECASE)
 _UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -41,6 +48,8 @@ class Limits:
     cpus: float = 2.0
     disk: int = 1 << 30
     """Size of each of the agent's big writable mounts (/tmp, its home, /dev/shm)."""
+    records: int = RECORDS_BUDGET
+    """Bytes the proxy's records (requests.jsonl and mitmdump.log) may take, together."""
 
     def docker_kwargs(self) -> dict[str, Any]:
         """containers.create() arguments that enforce these limits."""

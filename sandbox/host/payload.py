@@ -99,6 +99,7 @@ def container_files(
     mitm_options: dict[str, str | list[str]],
     stop_grace_s: float,
     proxy_ready_timeout_s: float,
+    records_budget: int,
 ) -> list[FileEntry]:
     """Every file the container needs, as tar entries rooted at /."""
     config = ContainerConfig(
@@ -110,6 +111,7 @@ def container_files(
         submit_page=view.submit_page,
         upstream_ca=upstream_ca is not None,
         mitm_options=mitm_options,
+        records_budget=records_budget,
     )
     entries = [
         FileEntry(CONFIG, config.model_dump_json(indent=2).encode(), 0o600),

@@ -129,7 +129,8 @@ def done_line(outcome: RunOutcome) -> str:
     ending = outcome.ending
     why = str(ending.stop_reason)
     if ending.failure_reason:
-        why += ": " + " ".join(ending.failure_reason.split())
+        reason = " ".join(ending.failure_reason.split())
+        why = reason if reason.startswith(f"{why}:") else f"{why}: {reason}"
     return f"{ending.category} ({why})"
 
 

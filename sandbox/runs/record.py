@@ -17,6 +17,7 @@ from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.interception import NotIntercepted, RecordError
 from proxy_addon.records.outcome import Ending, is_infra_category
 from proxy_addon.records.provenance import provenance
+from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
 from proxy_addon.records.runmeta import RunMeta, write_run_meta
 from proxy_addon.records.traffic import write_traffic_har
 from proxy_addon.records.usage import USAGE_FILE, read_usage
@@ -92,6 +93,21 @@ def agent_fields(run_dir: Path) -> dict[str, Any]:
     return fields
 
 
+def records_fields(data: Path) -> dict[str, Any]:
+    """What the proxy's records budget left out (data/requests-summary.json): the requests
+    shortened and those only counted; nothing when no proxy wrote the summary."""
+    try:
+        summary = read_summary(data / SUMMARY_FILE)
+    except RecordError as e:
+        return {"records_warning": str(e)}
+    if summary is None:
+        return {}
+    return {
+        "requests_shortened": summary.lines_shortened,
+        "requests_not_logged": summary.requests_not_logged,
+    }
+
+
 def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict[str, Any]) -> None:
     """Write <run>/run-meta.json for a finished (or failed) run, the executor's blocks after
     the common keys."""
@@ -101,6 +117,7 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     if run.execution.problems:
         meta["collection_warnings"] = run.execution.problems
     meta.update(agent_fields(run.run_dir))
+    meta.update(records_fields(run.data))
     meta.update(blocks)
     meta["provenance"] = provenance()
     write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))

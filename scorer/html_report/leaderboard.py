@@ -162,6 +162,9 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                     el("span", NOT_JUDGED if e.passed is None else e.passed, class_="passed"),
                     " / ",
                     el("span", c.n_total, class_="total"),
+                    el("span", f"{c.n_missing} missing", class_="missing sub")
+                    if c.n_missing
+                    else None,
                     class_="num",
                 ),
                 _rate_cell(e),
@@ -178,6 +181,7 @@ def leaderboard(entries: list[EntryView], several_batches: bool) -> Markup:
                 data_passed=e.passed,
                 data_total=c.n_total,
                 data_intercepted=c.n_intercepted,
+                data_missing=c.n_missing,
                 data_judge_match=c.n_judge_match,
                 data_judge_cannot_tell=c.n_judge_cannot_tell,
                 data_judge_error=c.n_judge_error,

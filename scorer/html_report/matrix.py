@@ -70,6 +70,16 @@ def _cell(task: str, label: str, cell: Cell | None) -> Markup:
     )
 
 
+def _task_passes(entries: Sequence[EntryView], found: Sequence[Cell | None]) -> Markup:
+    """A task's passes over its runs in judged entries only: a Stage-1-only entry has no passes
+    to count, and counting its runs would show 0/N for a batch nobody judged."""
+    judged = [c for e, c in zip(entries, found, strict=True) if e.judged and c is not None]
+    if not judged:
+        return el("td", "—", class_="count num", title=NOT_JUDGED, data_passed=NOT_JUDGED)
+    passes = sum(1 for key, _ in judged if key == "passed")
+    return el("td", f"{passes}/{len(judged)}", class_="count num", data_passed=passes)
+
+
 def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
     """The matrix table (in a scrolling box), columns in leaderboard order."""
     grid = cells(report)
@@ -85,14 +95,12 @@ def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
     rows = []
     for task in tasks:
         found = [grid.get(e.key, {}).get(task) for e in entries]
-        passes = sum(1 for c in found if c is not None and c[0] == "passed")
-        ran = sum(1 for c in found if c is not None)
         rows.append(
             el(
                 "tr",
                 el("th", task, class_="task", title=task),
                 [_cell(task, label, c) for label, c in zip(labels, found, strict=True)],
-                el("td", f"{passes}/{ran}", class_="count num"),
+                _task_passes(entries, found),
                 data_task=task,
             )
         )

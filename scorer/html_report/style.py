@@ -49,6 +49,7 @@ table.leaderboard th, table.leaderboard td { padding: 7px 8px; }
 table.leaderboard th { white-space: normal; }
 table.leaderboard .sub { color: var(--muted); font-size: 0.84rem; }
 table.leaderboard .rate { display: block; }
+table.leaderboard .missing { display: block; }
 .rank { color: var(--muted); width: 2em; }
 .rate { font-weight: 600; font-size: 1.02rem; }
 .ci-text { color: var(--muted); font-size: 0.82rem; }

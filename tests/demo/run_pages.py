@@ -7,6 +7,12 @@ import json
 from pathlib import Path
 
 from proxy_addon.records.har import HAR_FILE, TrafficAction, read_har
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    ResponseLine,
+    is_request,
+    read_request_log,
+)
 from scorer.html_report.runtext import single_run_view, timeline_text
 from tests.report.run_markup import kinds, run_section
 from tests.support.har_viewers import devtools_import, haralyzer_entries
@@ -42,12 +48,16 @@ def check_run_page(batch: Path, run: Path, page: str) -> None:
 
 
 def check_traffic_har(run: Path) -> None:
-    """data/traffic.har was written at record time, and opens in haralyzer: one entry per line
-    of requests.jsonl, the credited block marked."""
+    """data/traffic.har was written at record time, and opens in haralyzer: one entry per
+    request line of requests.jsonl (its answer on it), the credited block marked."""
     har = run / "data" / HAR_FILE
     log = read_har(har).log
-    lines = (run / "data" / "requests.jsonl").read_text().splitlines()
-    assert len(log.entries) == len(lines) == len(haralyzer_entries(har))
+    lines = read_request_log(run / "data" / REQUESTS_FILE)
+    requests = [line for line in lines if is_request(line)]
+    assert len(log.entries) == len(requests) == len(haralyzer_entries(har))
+    answered = {line.id for line in lines if isinstance(line, ResponseLine)}
+    forwarded = [e for e in log.entries if e.clawbench.action is TrafficAction.FORWARDED]
+    assert len(answered) >= len(forwarded)  # the site's answers, as the proxy measured them
     meta = json.loads((run / "run-meta.json").read_text())
     credited = [e for e in log.entries if e.clawbench.credited]
     assert len(credited) == (1 if meta["intercepted"] else 0)

@@ -31,7 +31,13 @@ import pytest
 
 from proxy_addon.addon.launcher import start_proxy
 from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    LogLine,
+    ResponseLine,
+    is_request,
+    read_request_log,
+)
 from proxy_addon.tasks.model import load_task
 from sandbox.container.trust import client_env
 from sandbox.demo.site import DemoSite, Received
@@ -106,7 +112,12 @@ class Outcome:
         return Interception.model_validate_json((self.data / "interception.json").read_bytes())
 
     def log(self) -> list[LogLine]:
-        return read_request_log(self.data / REQUESTS_FILE)
+        """The request lines of requests.jsonl (model calls too), through its reader."""
+        return [line for line in read_request_log(self.data / REQUESTS_FILE) if is_request(line)]
+
+    def answers(self) -> list[ResponseLine]:
+        lines = read_request_log(self.data / REQUESTS_FILE)
+        return [line for line in lines if isinstance(line, ResponseLine)]
 
     def commits_received(self) -> list[Received]:
         return [r for r in self.received if r.method == "POST" and COMMIT_PATH in r.target]

@@ -23,7 +23,13 @@ from mitmproxy.test import taddons
 from proxy_addon.addon.launcher import ProxyProcess, start_proxy
 from proxy_addon.clawbench import ClawbenchInterceptor
 from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    LogLine,
+    ResponseLine,
+    is_request,
+    read_request_log,
+)
 from tests.conftest import require
 from tests.proxy.hooks import CHECKOUT as HOOK_CHECKOUT
 from tests.proxy.hooks import SHOP as HOOK_SHOP
@@ -103,8 +109,13 @@ class Run:
         return CurlResult(proc.returncode, status, body, _sent_headers(proc.stderr), proc.stderr)
 
     def log(self) -> list[LogLine]:
-        """requests.jsonl through its reader, every line one of its models."""
-        return read_request_log(self.data / REQUESTS_FILE)
+        """The request lines of requests.jsonl (model calls too), through its reader."""
+        return [line for line in read_request_log(self.data / REQUESTS_FILE) if is_request(line)]
+
+    def answers(self) -> list[ResponseLine]:
+        """The answer lines of requests.jsonl, one per logged request once it is answered."""
+        lines = read_request_log(self.data / REQUESTS_FILE)
+        return [line for line in lines if isinstance(line, ResponseLine)]
 
     def raw_log(self) -> str:
         path = self.data / REQUESTS_FILE

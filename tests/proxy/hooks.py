@@ -16,7 +16,13 @@ from mitmproxy.test import taddons, tflow
 
 from proxy_addon.clawbench import ClawbenchInterceptor
 from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, read_request_log
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    LogLine,
+    ResponseLine,
+    is_request,
+    read_request_log,
+)
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"
 SHOP = "shop.clawbench.test"
@@ -85,7 +91,12 @@ class Armed:
             asyncio.run(_wait(pending))
 
     def log(self) -> list[LogLine]:
-        return read_request_log(self.data / REQUESTS_FILE)
+        """The request lines of requests.jsonl (model calls too), through its reader."""
+        return [line for line in read_request_log(self.data / REQUESTS_FILE) if is_request(line)]
+
+    def answers(self) -> list[ResponseLine]:
+        lines = read_request_log(self.data / REQUESTS_FILE)
+        return [line for line in lines if isinstance(line, ResponseLine)]
 
     def interception(self) -> Interception:
         return Interception.model_validate_json((self.data / "interception.json").read_bytes())

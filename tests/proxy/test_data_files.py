@@ -105,8 +105,10 @@ def test_interception_json_is_never_seen_half_written(launch, tmp_path) -> None:
     assert run.upstream.requests == []
     assert sorted(p.name for p in run.data.iterdir()) == [
         ".proxy-ready",
+        ".reserve",  # the space kept for the block's record while the proxy runs
         ".stop-requested",
         "interception.json",
+        "requests-summary.json",
         "requests.jsonl",
     ]  # no temp file left behind
 

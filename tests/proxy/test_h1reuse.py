@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import re
 import ssl
 import subprocess
@@ -28,6 +27,12 @@ from mitmproxy.certs import CertStore
 
 from proxy_addon.addon.h1reuse import PER_ORIGIN
 from proxy_addon.addon.launcher import start_proxy
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    RequestLogEntry,
+    ResponseLine,
+    read_request_log,
+)
 from tests.proxy.conftest import write_task
 
 REQUESTS = 24
@@ -139,8 +144,11 @@ def run(
     ) as proxy:
         ca = proxy.ca_cert
         seen = fetch_all(curl, proxy.url, ca, origin, out, parallel, post)
-    lines = (tmp_path / "data" / "requests.jsonl").read_text().splitlines()
-    assert len(lines) == REQUESTS and all(json.loads(line)["url"] for line in lines)
+    lines = read_request_log(tmp_path / "data" / REQUESTS_FILE)
+    requests = [line for line in lines if isinstance(line, RequestLogEntry)]
+    assert len(requests) == REQUESTS and all(line.url for line in requests)
+    answers = [line for line in lines if isinstance(line, ResponseLine)]
+    assert sorted(a.id for a in answers) == sorted(r.id for r in requests if r.id)
     return seen
 
 

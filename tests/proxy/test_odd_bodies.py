@@ -10,7 +10,7 @@ from typing import Any
 
 from proxy_addon.matching.bodies import RAW_TEXT_CAP
 from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import LogLine, parse_line
+from proxy_addon.records.requestlog import LogLine, is_request, parse_line
 from tests.proxy.conftest import SHOP, Run, write_task
 
 POST = r"shop\.clawbench\.test/api/post"
@@ -22,8 +22,9 @@ def _refuse(name: str) -> Any:
 
 
 def strict_log(run: Run) -> list[LogLine]:
-    """requests.jsonl read as strict JSON (no NaN/Infinity), each line as its model."""
-    return [parse_line(json.loads(x, parse_constant=_refuse)) for x in run.raw_log().splitlines()]
+    """requests.jsonl's request lines read as strict JSON (no NaN/Infinity), each as its model."""
+    lines = [parse_line(json.loads(x, parse_constant=_refuse)) for x in run.raw_log().splitlines()]
+    return [line for line in lines if is_request(line)]
 
 
 def strict_interception(run: Run) -> Interception:

@@ -53,7 +53,15 @@ def _views(batch: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> 
     foot = [
         a for t, a in page.tags if t == "th" and ("data-passed" in a or "data-intercepted" in a)
     ]
-    return {"summary": summary(batch), "table": table, "csv": row, "entry": entry, "foot": foot}
+    per_task = [a["data-passed"] for t, a in page.tags if t == "td" and "data-passed" in a]
+    return {
+        "summary": summary(batch),
+        "table": table,
+        "csv": row,
+        "entry": entry,
+        "foot": foot,
+        "per_task": per_task,
+    }
 
 
 def test_without_a_judge_nothing_is_passed_in_any_view(tmp_path, capsys) -> None:
@@ -71,6 +79,7 @@ def test_without_a_judge_nothing_is_passed_in_any_view(tmp_path, capsys) -> None
     assert "data-passed" not in entry and entry["data-intercepted"] == "2"
     assert {a.get("data-passed") for a in v["foot"] if "data-passed" in a} == {"not judged"}
     assert [a["data-intercepted"] for a in v["foot"] if "data-intercepted" in a] == ["2"]
+    assert v["per_task"] == ["not judged"] * 3  # the matrix's per-task column: no 0/1 either
     shown = "".join(Page((batch.parent / "report.html").read_text(encoding="utf-8")).text)
     assert "not judged" in shown and "pass rate" in shown
 
@@ -97,3 +106,4 @@ def test_with_a_judge_every_view_gives_the_same_numbers(tmp_path, capsys) -> Non
     assert (entry["data-passed"], entry["data-intercepted"], entry["data-total"]) == ("1", "2", "3")
     assert [a["data-passed"] for a in v["foot"] if "data-passed" in a] == ["1"]
     assert [a["data-intercepted"] for a in v["foot"] if "data-intercepted" in a] == ["2"]
+    assert v["per_task"] == ["1", "0", "0"]  # the matrix's per-task passes add up to the total

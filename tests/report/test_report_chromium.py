@@ -117,7 +117,8 @@ def test_counts_in_the_dom_equal_the_summaries(batches: Batches, report: Path, b
     rows = b.evaluate(
         "[...document.querySelectorAll('tr.entry')].map(r => ({...r.dataset, "
         "passed_text: r.querySelector('.passed').textContent, "
-        "total_text: r.querySelector('.total').textContent}))"
+        "total_text: r.querySelector('.total').textContent, "
+        "missing_text: r.querySelector('.missing')?.textContent ?? null}))"
     )
     shown = {(r["model"], r["harness"]): r for r in rows}
     entries = [e for s in (summary(batches.judged), summary(batches.stage1)) for e in s["entries"]]
@@ -130,6 +131,9 @@ def test_counts_in_the_dom_equal_the_summaries(batches: Batches, report: Path, b
         else:
             assert int(row["passed"]) == int(row["passed_text"]) == e["leaderboard"]["passed"]
         assert int(row["intercepted"]) == e["n_intercepted"]
+        # N holds the corpus's tasks never run: said under the count, where N is
+        missing = f"{e['n_missing']} missing" if e["n_missing"] else None
+        assert int(row["missing"]) == e["n_missing"] and row["missing_text"] == missing
     # Column by column, the matrix adds up to the summary's counts.
     cells = b.evaluate(
         "(() => { const heads = [...document.querySelectorAll('table.matrix thead th.col')];"

@@ -11,12 +11,14 @@ from urllib.parse import unquote
 import pytest
 
 import scorer.html_report as html_report
-from bench.batches import task_json
+from bench.batches import task_json, write_corpus
 from bench.reference_batches import reference_run
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from scorer.html_report.markup import el, join
 from tests.report.conftest import CART, Batches, summary
+from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import start_judge_server, verdict
 
 
 class Page(HTMLParser):
@@ -242,7 +244,60 @@ def test_runs_that_claimed_success_without_passing_are_listed(
     ours = [t for t in s["tasks"] if t["harness"] == "curl"]
     said_done = next(t for t in ours if t["test_case"] == "cart-02")
     assert said_done["result_category"] == "model_not_intercepted"
-    assert "cart-02 — model_not_intercepted" in " ".join(text.split())
+    assert "cart-02 — not intercepted: agent exited" in " ".join(text.split())
     assert all(h[1:] in page.ids for h in links if h.startswith("#run-"))
     # a batch with no harness run has no claims section
     assert "claims" not in render([batches.stage1], tmp_path / "s.html").ids
+
+
+Claims = dict[str, bool | None]  # per task: the agent's claim of success (None: no claim)
+
+
+def _claims_batch(tmp_path: Path, name: str, claims: Claims, judge: bool) -> Path:
+    """A browser-use batch whose runs all committed the right request and claimed as given,
+    scored with the judge (every verdict a match) or Stage 1 only."""
+    tasks = {slug: task_json(slug, task_id=i) for i, slug in enumerate(claims)}
+    corpus = write_corpus(tmp_path / f"corpus-{name}", tasks)
+    batch = tmp_path / name / "batch-20260103-120000"
+    right = {"url": CART, "method": "POST", "body": {"item": "red mug"}}
+    for slug, success in claims.items():
+        run = reference_run(batch, slug, tasks[slug], harness="browser-use", request=right)
+        meta = json.loads((run / "run-meta.json").read_text())
+        meta["agent_claim"] = {"success": success, "text": "", "steps": 3}
+        (run / "run-meta.json").write_text(json.dumps(meta))
+    args = [str(batch), "--tasks", str(corpus)]
+    if judge:
+        with start_judge_server(lambda call: verdict(True)) as server:
+            yaml = models_yaml(tmp_path / f"models-{name}.yaml", server)
+            assert score([*args, "--models-yaml", str(yaml), "--judge-model", "judge-x"]) == 0
+    else:
+        assert score([*args, "--no-judge"]) == 0
+    return batch
+
+
+@pytest.mark.parametrize(
+    ("batches", "said"),
+    [
+        ([({"a": None, "b": False}, True)], "No run claimed success."),
+        ([({"a": True, "b": None}, True)], "Every run that claimed success passed."),
+        (
+            [({"a": True, "b": True}, False)],
+            "Every run that claimed success was intercepted (not judged: none has passed yet).",
+        ),
+        (
+            [({"a": True}, True), ({"b": True}, False)],
+            "Every run that claimed success passed, or was intercepted where not judged.",
+        ),
+    ],
+    ids=["no-claim", "judged", "not-judged", "both"],
+)
+def test_the_claims_sentence_says_what_happened(
+    tmp_path: Path, batches: list[tuple[Claims, bool]], said: str
+) -> None:
+    """No claim of success is not "every claim passed", and an intercepted run nobody judged
+    is neither a pass nor listed as a claim that did not pass."""
+    paths = [_claims_batch(tmp_path, f"b{i}", c, j) for i, (c, j) in enumerate(batches)]
+    page = render(paths, tmp_path / "r.html")
+    text = " ".join("".join(page.text).split())
+    assert "The agent's claim" in text and said in text
+    assert not [a for t, a in page.tags if t == "li" and a.get("class") == "overclaim"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from sandbox.host.docker_api import BATCH_LABEL
 from tests.conftest import require
 from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, KEY_VAR, judge_models_yaml, start_demo_judge
+from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -77,7 +80,7 @@ def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
     planned = [(slug, h, v) for slug, h, v in PLAN if h in AGENTS]
     runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
     assert len(runs) == len(planned)
-    containers, verdicts = set(), Counter()
+    containers, networks, verdicts = set(), set(), Counter()
     for run in runs:
         meta = read_run_meta(run / "run-meta.json")
         extra = meta.model_extra or {}
@@ -86,6 +89,7 @@ def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
         assert sandbox["network"].startswith("clawbench-demo-")
         assert sandbox["mitm_options"]["clawbench_allow_private"][0].endswith("/32")
         containers.add(sandbox["container_name"])
+        networks.add(sandbox["network"])
         got = read_interception(run / "data" / "interception.json")
         assert got.intercepted and got.request is not None, run.name
         verdict = json.loads((run / "data" / "judge.json").read_text())["match"]
@@ -101,10 +105,11 @@ def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
     assert (batch / "report.html").is_file() and "Report:" in proc.stdout
     check_demo_runs(batch, runs, None, tmp_path)  # each run page: its steps, then its block
 
-    # the demo's containers and network are gone
-    assert _ours(docker_client, DEMO_LABEL) == []
+    # the demo's containers and network are gone (this demo's: others may run on the engine)
+    (network,) = networks
+    assert f"{network}-site" not in _ours(docker_client, DEMO_LABEL)
     assert not [c for c in _ours(docker_client, BATCH_LABEL) if c in containers]
-    assert docker_client.networks.list(filters={"label": DEMO_LABEL}) == []
+    assert network not in [n.name for n in docker_client.networks.list()]
     for path in batch.rglob("*"):
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
@@ -120,3 +125,60 @@ def test_without_the_image_the_sandbox_demo_names_the_build_command(
     assert "clawbench-sandbox build --chromium --harness browser-use" in err
     assert "--tag clawbench-sandbox:no-such-tag" in err and "\n" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_stops_the_sandbox_demo_and_removes_its_containers_and_network(
+    docker_client, sandbox_image, tmp_path
+) -> None:
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "DEEPSEEK_API_KEY"}
+    argv = [DEMO, "--sandbox", "--out", out, "--image", sandbox_image, "--agent", "curl"]
+    demo = subprocess.Popen(
+        interruptible([*argv, "--no-judge"]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        # Interrupt with a run's container up (the site's too).
+        while len(running := _demo_parts(docker_client, out)[0]) < 2:
+            assert demo.poll() is None and time.monotonic() < deadline, "no run container seen"
+            time.sleep(0.2)
+        demo.send_signal(signal.SIGINT)
+        stdout, stderr = demo.communicate(timeout=120)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    assert demo.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    last = stderr.strip().splitlines()[-1]  # after the runs' progress lines
+    assert last.startswith("clawbench-demo: interrupted; ") and "Traceback" not in stderr, stderr
+    assert any(name.endswith("-site") for name in running)
+    assert _demo_parts(docker_client, out) == ([], [])
+    (batch,) = out.glob("batch-*")
+    ended = Counter(read_run_meta(m).stop_reason for m in batch.rglob("run-meta.json"))
+    assert ended["interrupted"] >= 1 and set(ended) <= {"interrupted", "intercepted"}, ended
+    assert "interrupted: interrupted" not in stderr
+
+
+def _demo_parts(client, out: Path) -> tuple[list[str], list[str]]:
+    """The run containers (BATCH_LABEL), the site container and the networks (DEMO_LABEL) of the
+    demo writing its batch into out, each label's value starting with the batch's name."""
+    batches = [p.name for p in out.glob("batch-*")]
+    if not batches:
+        return [], []
+
+    def ours(labels: dict[str, str] | None, label: str) -> bool:
+        return (labels or {}).get(label, "").startswith(f"{batches[0]}-")
+
+    containers = [
+        c["Names"][0].lstrip("/")
+        for label in (BATCH_LABEL, DEMO_LABEL)
+        for c in client.api.containers(all=True, filters={"label": label})
+        if ours(c["Labels"], label)
+    ]
+    nets = client.api.networks(filters={"label": DEMO_LABEL})
+    return sorted(containers), [n["Name"] for n in nets if ours(n["Labels"], DEMO_LABEL)]

@@ -7,18 +7,27 @@ stop reason that says so, never an infra failure, and a commit sent after it is 
 
 from __future__ import annotations
 
+import contextlib
 import grp
 import json
 import pwd
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
 from proxy_addon.records.interception import read_interception
+from proxy_addon.records.requestlog import (
+    REQUESTS_FILE,
+    RequestLogEntry,
+    ShortLine,
+    read_request_log,
+)
 from proxy_addon.records.runmeta import read_run_meta
-from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID
+from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID, MIN_RECORDS_BUDGET, VENV_PYTHON
 from sandbox.host.executor import run_task
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice
@@ -186,3 +195,92 @@ def test_could_not_be_executed_is_the_launchers_word_never_the_agents_exit_statu
         assert meta["failure_reason"].startswith(
             f"agent command could not be executed: {exec_error}"
         )
+
+
+FLOOD = replace(SMALL, records=MIN_RECORDS_BUDGET)
+"""The least records budget, so a flood of a few thousand requests goes past it."""
+FLOOD_COMMAND = "python3 /my-info/flood.py 6000 40"
+HOST_SLACK = 24 << 20
+"""What a run writes to the container's layer besides the records: the reserves kept for the
+block (twice clawbench_max_body and a MiB) and report.json, the trust store, the logs."""
+
+
+def _flooded(
+    client: Any, internet: Any, image: str, out: Path, then: str
+) -> tuple[RunOutcome, dict[str, Any], int]:
+    """A flood run; also the most the container's writable layer held on the host meanwhile."""
+    containers: list[Any] = []
+    peak = 0
+    done = threading.Event()
+
+    def watch() -> None:
+        nonlocal peak
+        while not done.wait(1.0):
+            for c in containers:
+                with contextlib.suppress(docker.errors.DockerException):
+                    for listed in client.api.containers(size=True, filters={"id": c.id}):
+                        peak = max(peak, listed.get("SizeRw") or 0)
+
+    agent = AgentChoice("cmd", command=f"{FLOOD_COMMAND}; {then}")
+    req = closed_request(internet, image, out, "flood", agent, on_container=containers.append)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        outcome = run_task(client, replace(req, limits=FLOOD))
+    finally:
+        done.set()
+        watcher.join(10)
+    meta = json.loads((outcome.run_dir / "run-meta.json").read_text())
+    return outcome, meta, peak
+
+
+def test_a_flooding_agent_fills_only_its_records_budget_and_fails_on_its_own(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    outcome, meta, peak = _flooded(docker_client, internet, sandbox_image, tmp_path, "true")
+    assert outcome.ending.category == "model_not_intercepted", outcome.ending
+    assert outcome.ending.stop_reason == "agent_resources_exhausted"
+    assert "records budget" in meta["sandbox"]["report_detail"]
+    data = outcome.run_dir / "data"
+    # the records on the host: within the budget, every line readable, full then short
+    on_host = (data / REQUESTS_FILE).stat().st_size + (data / "mitmdump.log").stat().st_size
+    assert on_host <= FLOOD.records, on_host
+    lines = read_request_log(data / REQUESTS_FILE)
+    assert isinstance(lines[0], RequestLogEntry) and lines[0].refused
+    assert any(isinstance(line, ShortLine) and line.verdict == "refused" for line in lines)
+    assert meta["requests_shortened"] > 0 and meta["requests_not_logged"] > 0, meta
+    # and the container's own layer (the host's disk) never held much more
+    assert 0 < peak <= FLOOD.records + HOST_SLACK, peak
+    assert read_interception(data / "interception.json").stop_reason == "agent_exited"
+
+
+def test_a_commit_after_a_flood_is_blocked_and_recorded(
+    docker_client, sandbox_image, internet, tmp_path
+) -> None:
+    before = len(internet.log())
+    outcome, meta, _ = _flooded(docker_client, internet, sandbox_image, tmp_path, COMMIT)
+    assert outcome.ending.category == "intercepted", outcome.ending
+    assert meta["requests_not_logged"] > 0, meta  # past the budget: the commit's line too
+    got = read_interception(outcome.run_dir / "data" / "interception.json")
+    assert got.request is not None and got.request["body"] == {"item": "lamp", "qty": 2}
+    assert not any(e["path"] == "/api/checkout" for e in internet.log()[before:])
+
+
+def test_a_disk_that_fills_under_the_proxy_still_records_the_block(
+    docker_client, sandbox_image
+) -> None:
+    """The host's disk is shared: filled by others while the proxy runs, the space reserved at
+    start still records the block (interception.json, .stop-requested) and report.json."""
+    script = Path(__file__).with_name("full_disk.py")
+    out = docker_client.containers.run(
+        sandbox_image,
+        entrypoint=[VENV_PYTHON, "/t/full_disk.py", "/small"],
+        tmpfs={"/small": "size=8m"},
+        volumes={str(script.parent): {"bind": "/t", "mode": "ro"}},
+        network_mode="none",
+        remove=True,
+    )
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["free_before_commit"] == 0 and result["commit_exit"] != 0, result
+    assert result == {**result, "interception": True, "stop_requested": True}, result
+    assert result["proxy_alive"] and result["report"], result

@@ -160,6 +160,13 @@ def _runs(batch: Path) -> dict[str, list[Path]]:
     return found
 
 
+def _assert_whole(batch: Path) -> None:
+    """Every run directory in the batch is whole: its records all there and readable."""
+    for run in (batch / "none").iterdir():
+        for record in ("run-meta.json", "task.json", "data/interception.json"):
+            assert json.loads((run / record).read_text()), (run, record)
+
+
 def _node_id(meta: Any) -> str:
     node = NodeInfo.of_run(meta)
     assert node is not None, "no sandbox.node in run-meta.json"
@@ -337,7 +344,13 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
         case: [(d.name, (d / "run-meta.json").stat().st_mtime) for d in dirs]
         for case, dirs in _runs(batch).items()
     }
-    assert 1 <= len(before) < 4 and not list(batch.glob("*/.incoming-*"))
+    assert 1 <= len(before) < 4
+    _assert_whole(batch)
+    # what a driver killed while unpacking leaves: a run half-extracted beside the batch's runs
+    half = batch / ".incoming-0123456789ab" / "custom-c-slow-none-20260101-000000"
+    (half / "data").mkdir(parents=True)
+    shutil.copy(next(iter(_runs(batch).values()))[0] / "run-meta.json", half)
+    (half / "data" / "interception.json").write_text('{"intercepted": tr')
     resumed = subprocess.run(
         [*_driver(ray_cluster, corpus, args), "--resume", str(batch)],
         env=env,
@@ -357,7 +370,8 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
     assert {c for c, j in jobs.items() if j["resumed"]} == set(before)
     assert {j["status"] for j in jobs.values()} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []  # the killed driver's were swept
-    assert not list(batch.glob(".incoming-*"))
+    assert not list(batch.glob(".incoming-*"))  # the half-extracted run removed, never placed
+    _assert_whole(batch)
 
 
 def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
@@ -453,18 +467,21 @@ def test_a_node_gets_the_drivers_image_through_ray_or_its_registry_and_refuses_a
                 docker_client.images.remove(image, force=True)
 
 
-def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
+def test_a_node_whose_engine_fails_or_lacks_net_admin_is_excluded_and_its_runs_rerun_elsewhere(
     ray_cluster, docker_client, sandbox_image, internet, tmp_path, monkeypatch
 ) -> None:
     from tests.support.broken_engine import BrokenEngine
 
     monkeypatch.setenv("CB_KEY", "k")
-    engine = BrokenEngine(Path(tempfile.mkdtemp(prefix="cbe-", dir="/tmp")) / "docker.sock")
+    # Its first container create fails; the later ones start without NET_ADMIN (no firewall).
+    sock = Path(tempfile.mkdtemp(prefix="cbe-", dir="/tmp")) / "docker.sock"
+    engine = BrokenEngine(sock, fail_creates=1)
     monkeypatch.setenv("DOCKER_HOST", engine.docker_host)  # the new node's raylet inherits it
     broken = ray_cluster.add_node()
     monkeypatch.delenv("DOCKER_HOST")
     try:
-        # five: the broken node fails each of its runs at once, so it meets three of them
+        # five: the broken node fails each of its runs sooner than a run passes elsewhere, so it
+        # meets three of them
         cases = {f"a-checkout-{n}": SIX["a-checkout"] for n in range(5)}
         corpus = _corpus(tmp_path / "corpus", cases)
         out = tmp_path / "out"
@@ -480,23 +497,29 @@ def test_a_node_whose_engine_fails_is_excluded_and_its_runs_rerun_elsewhere(
         engine.close()
     assert proc.returncode == 0, proc.stderr
     assert f"({broken.node_id[:8]}): excluded, no more runs go there" in proc.stderr
-    assert engine.refused >= 3
+    assert engine.refused == 1 and engine.stripped >= 2, proc.stderr
     (batch,) = out.glob("batch-*")
     runs = _runs(batch)
     assert set(runs) == set(cases)
-    failed = 0
+    failed = []
     for dirs in runs.values():
         *earlier, last = (read_run_meta(d / "run-meta.json") for d in dirs)
         assert last.result_category == "intercepted"
         assert _node_id(last) != broken.node_id
         for meta in earlier:  # each failure on the broken node, re-run once elsewhere
             assert meta.result_category == "infra_failure" and len(dirs) == 2
-            assert "cannot create containers" in meta.model_extra["failure_reason"]
             assert _node_id(meta) == broken.node_id
-            failed += 1
-    assert failed == engine.refused
+            failed.append(meta)
+    assert len(failed) == engine.refused + engine.stripped
+    reasons = sorted(m.model_extra["failure_reason"] for m in failed)
+    assert "cannot create containers" in reasons.pop(0), reasons  # "engine: ..." sorts first
+    for meta in failed:  # the others name the firewall the container could not install
+        if meta.model_extra["failure_reason"] in reasons:
+            assert meta.stop_reason == "container_failed"
+    assert all(r.startswith("firewall: ") for r in reasons), reasons
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
+    assert _batch_containers(docker_client, batch) == []
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import shutil
 import tarfile
 import threading
@@ -699,3 +700,29 @@ def test_the_line_per_run_says_why_an_infra_failure_happened() -> None:
     )
     quiet = Ending(Category.MODEL_NOT_INTERCEPTED, StopReason.AGENT_EXITED)
     assert done_line(RunOutcome(Path("run"), quiet, 1.0)) == "model_not_intercepted (agent_exited)"
+
+
+def test_the_records_budget_used_up_by_the_agent_is_said_in_words(tmp_path: Path) -> None:
+    from proxy_addon.records.requestwriter import SUMMARY_FILE, RequestLogSummary
+    from sandbox.container.processes import capped_copy
+    from sandbox.container.resources import records_filled
+
+    log = tmp_path / "mitmdump.log"
+    assert records_filled(tmp_path, log, 100) is None  # no proxy ran: nothing used up
+    summary = RequestLogSummary(budget_bytes=1000, bytes_written=10)
+    (tmp_path / SUMMARY_FILE).write_text(summary.model_dump_json())
+    log.write_bytes(b"x" * 100)
+    assert records_filled(tmp_path, log, 100) is None
+    summary.lines_shortened, summary.requests_not_logged = 7, 3
+    (tmp_path / SUMMARY_FILE).write_text(summary.model_dump_json())
+    read_end, write_end = os.pipe()
+    with log.open("wb") as out:
+        copy = capped_copy(read_end, out, 100, "proxy")
+        os.write(write_end, b"y" * 1000)
+        os.close(write_end)
+        copy.join(5)
+    assert log.stat().st_size == 100 and log.read_bytes().startswith(b"y")
+    assert records_filled(tmp_path, log, 100) == (
+        "its records budget (requests.jsonl: 7 request(s) shortened, 3 only counted; "
+        "mitmdump.log cut at 100 bytes)"
+    )

@@ -23,11 +23,11 @@ from proxy_addon.records.requestlog import (
     ModelCallLine,
     RequestLog,
     RequestLogEntry,
-    RequestLogWriter,
     dump_line,
     parse_line,
     read_request_log,
 )
+from proxy_addon.records.requestwriter import RequestLogWriter
 
 
 def _strict_loads(raw: bytes | str) -> Any:
@@ -87,7 +87,7 @@ def test_the_interception_record_writes_nan_as_the_log_does() -> None:
 
 
 def test_a_huge_header_cannot_make_a_huge_log_line() -> None:
-    from proxy_addon.addon.requestlog import HEADER_VALUE_CAP, HEADERS_CAP, see_request
+    from proxy_addon.addon.caps import HEADER_VALUE_CAP, HEADERS_CAP
 
     fields = [(b"X-Big", b"a" * (4 << 20))] + [(f"X-{i}".encode(), b"v") for i in range(200)]
     seen = see_request("https://shop.example/api", "POST", fields, "HTTP/1.1", 0)
@@ -135,3 +135,26 @@ def test_the_reader_skips_and_counts_lines_that_are_not_ours(tmp_path: Path) -> 
     with pytest.raises(RecordError, match=f"{REQUESTS_FILE}: line 2: http_version"):
         read_request_log(path)
     assert read_request_log(tmp_path / "none.jsonl") == []
+
+
+def test_a_huge_url_and_query_cannot_make_a_huge_log_line() -> None:
+    from proxy_addon.addon.caps import HEADER_VALUE_CAP, HEADERS_CAP, URL_CAP
+
+    query = "&".join(f"f{i}={'v' * 10}" for i in range(5000)) + f"&long={'w' * 60_000}&r=1&r=2"
+    url = f"https://shop.example/api?{query}"
+    seen = see_request(url, "GET", [], "HTTP/1.1", 0)
+    assert len(seen.query) == 5002  # the matcher's view stays whole
+    reason = f"url: {url!r} does not match"
+    line = log_line(
+        seen, None, MatchResult(False, (reason,), True), [reason], timestamp=1.0, mode=None
+    )
+    assert len(line.url) < URL_CAP + 100 and line.url.endswith(f"{len(url)} characters in all]")
+    assert len(line.query_params) == HEADERS_CAP + 1
+    assert (
+        line.query_params["[clawbench]"] == f"{5002 - HEADERS_CAP} more query fields not recorded"
+    )
+    assert line.near_miss is not None and len(line.near_miss[0]) < HEADER_VALUE_CAP + 100
+    assert len(dump_line(line)) < 16_000
+    few = see_request("https://shop.example/api?r=1&r=2&long=" + "w" * 5000, "GET", [], "1.1", 0)
+    kept = log_line(few, None, MatchResult(False), None, timestamp=1.0, mode=None).query_params
+    assert kept["r"] == ["1", "2"] and len(kept["long"]) < HEADER_VALUE_CAP + 100

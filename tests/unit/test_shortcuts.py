@@ -11,7 +11,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_addon.addon.requestlog import cap_headers, printable, see_request
+from proxy_addon.addon.caps import cap_headers
+from proxy_addon.addon.requestlog import printable, see_request
 from proxy_addon.matching.equivalence import decoded_separators
 from proxy_addon.matching.matcher import Matcher
 from proxy_addon.matching.redact import redact_headers
