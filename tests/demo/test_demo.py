@@ -261,6 +261,7 @@ def test_an_agent_model_failing_every_call_ends_the_runs_model_api_failure(
     assert api.calls and all(c.headers["authorization"] == f"Bearer {AGENT_KEY}" for c in api.calls)
     err = " ".join(proc.stderr.split())
     assert f"{len(runs)} run(s) an infra failure, {len(runs)} of them model_api_failure" in err
+    assert "--agent-model broken" in err.split("`")[1]  # the demo's own command re-runs them
     assert "unexpected" not in proc.stdout
     summary = json.loads((batch / "rescore-summary.json").read_text())
     assert summary["n_infra_failure"] == len(runs) and summary["n_intercepted"] == 0
