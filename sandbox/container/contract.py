@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proxy_addon.records.outcome import Stopped, StopReason
+from proxy_addon.records import Stopped, StopReason
 
 VENV = "/opt/clawbench/venv"
 VENV_PYTHON = f"{VENV}/bin/python"

@@ -17,10 +17,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from proxy_addon.records.interception import InterceptionView, RecordError, normalise_interception
-from proxy_addon.records.jsonfile import first_error
-from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.tasks.model import Task, TaskError, decode_task_json, parse_task
+from proxy_addon.records import (
+    InterceptionView,
+    RecordError,
+    RunMeta,
+    first_error,
+    normalise_interception,
+)
+from proxy_addon.tasks import Task, TaskError, decode_task_json, parse_task
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scorer.batch.rescore_summary import TaskRow
+from scorer.batch import TaskRow
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ CASES = Path(__file__).resolve().parent / "cases"
 def closed_request(internet: Any, image: str, out: Path, case: str, agent: Any, **over: Any) -> Any:
     """A RunRequest for a test case on the closed network: the fake site's CA trusted, its
     private ranges allowed, a short stop grace; `over` changes any field."""
-    from sandbox.host.executor import RunRequest
+    from sandbox.host import RunRequest
 
     fields: dict[str, Any] = dict(
         task_dir=CASES / case,
@@ -133,7 +133,7 @@ def sandbox_image(docker_client) -> str:
         except docker.errors.ImageNotFound:
             pytest.fail(f"CLAWBENCH_SANDBOX_IMAGE={name} is not a local image")
         return name
-    from sandbox.host.image import build_image
+    from sandbox.host import build_image
 
     candidates = base_candidates()
     base = available_base(docker_client, candidates)

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.records.interception import read_interception
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records import read_interception, read_run_meta
 from sandbox.demo.scenarios import PLAN
 from sandbox.demo.world import DEMO_LABEL
 from sandbox.host.docker_api import BATCH_LABEL

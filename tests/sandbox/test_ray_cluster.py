@@ -27,7 +27,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records import read_run_meta
 from sandbox.cli import main as sandbox_main
 from sandbox.cluster.order import NodeInfo
 from sandbox.container.contract import INSTRUCTION_FILE
