@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json_object
+from proxy_addon.records.outcome import AnyCategory, AnyStopReason
 from proxy_addon.records.usage import AgentUsage
 from proxy_addon.records.verdict import JudgeVerdict
 
@@ -35,14 +36,14 @@ class RunMeta(BaseModel):
     duration_seconds: float | None = None
     task_json_sha256: str | None = None
     intercepted: bool = False
-    stop_reason: str | None = None
-    result_category: str | None = None
+    stop_reason: AnyStopReason | None = None
+    result_category: AnyCategory | None = None
     egress_blocked: int | None = None
     judge_match: bool | None = None  # the reference's: true only for a match verdict
     judge_verdict: JudgeVerdict | None = None  # match | no_match | cannot_tell; null: no verdict
     final_pass: bool | None = None
     reference_category: str | None = None
-    runner_category: str | None = None
+    runner_category: AnyCategory | None = None
     agent_usage: AgentUsage | None = None  # a harness run: the proxy's count (data/usage.json)
     requests_shortened: int | None = None
     """Requests logged as their essentials only: the records budget's full lines were used up."""

@@ -82,7 +82,9 @@ def stage1(rec: RunRecord) -> Stage1:
     return Stage1(False, None, ref)
 
 
-def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -> tuple[str, bool]:
+def result_category(
+    stage: Stage1, judged: bool, verdict: JudgeVerdict | None
+) -> tuple[Category, bool]:
     """(result_category, final_pass): final_pass = intercepted AND the verdict is match."""
     category, final = scored_category(
         infra=bool(stage.infra),
@@ -91,7 +93,7 @@ def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -
         verdict=verdict,
         model_api=stage.model_api,
     )
-    return str(category), final
+    return category, final
 
 
 @dataclass
@@ -132,7 +134,7 @@ class ScoredRun(RunKey):
     judges: tuple[str, ...] = ()  # in order: the first one's verdicts are data/judge.json
     decide: Decide = "first"
     verdicts: dict[str, dict[str, RubricVerdict]] = field(default_factory=dict)  # judge, rubric
-    result_category: str = "model_not_intercepted"
+    result_category: Category = Category.MODEL_NOT_INTERCEPTED
     final_pass: bool = False
     notes: list[str] = field(default_factory=list)
     identified: bool = True  # False: neither run-meta.json nor the path says who ran it
