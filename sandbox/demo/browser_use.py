@@ -4,7 +4,10 @@ with the run's form) or a real one named with --agent-model.
 
 The model's calls go through the run's proxy like every other request: a route sends the
 scripted model's host to its port, a real model's host to itself (the demo's catch-all route
-would otherwise send it to the demo site).
+would otherwise send it to the demo site). The proxy is given the model's options as
+`clawbench-sandbox run` gives them (sandbox.run_request.with_model): its host among the model
+hosts and what the run's own calls look like, so that a model API failing them ends the run
+`model_api_failure` (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from sandbox.demo.scenarios import DemoRun, browser_use_script
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
 from sandbox.host.image import REPO
+from sandbox.run_request import with_model
 from sandbox.scripted_models.openai_chat import ScriptedServer
 
 DRIVER = BROWSER_USE.directory / "driver.py"
 TIME_LIMIT_S = 90.0
 """A browser-use run's time limit in the demo (Chromium's start and a few model calls)."""
+MAX_STEPS = 8
+"""A browser-use run's step cap in the demo (the scripted model needs three)."""
 
 
 def find_browser_use() -> str | None:
@@ -40,12 +46,12 @@ def find_browser_use() -> str | None:
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start one browser-use run: argv, its model's variables, the route to its model."""
+    """How to start one browser-use run: argv, its model's variables, the proxy's options."""
 
     argv: list[str]
     env: dict[str, str]
-    route: str
-    model_host: str
+    proxy_options: dict[str, str | list[str]]
+    """The run's routes (its model's first) and the model's options (with_model)."""
 
 
 def _route(base_url: str) -> str:
@@ -56,25 +62,26 @@ def _route(base_url: str) -> str:
 
 @contextlib.contextmanager
 def launch(
-    demo: DemoRun, python: str, instruction: str, model: AgentModel | None
+    demo: DemoRun, python: str, instruction: str, model: AgentModel | None, routes: list[str]
 ) -> Iterator[Launch]:
-    """A browser-use run's launch, with its scripted model serving while it runs."""
+    """A browser-use run's launch (routes: the demo's own), with its scripted model serving
+    while it runs."""
     server = None
     if model is None:
         server = ScriptedServer(browser_use_script(demo)).start()
         model = AgentModel("scripted-browser-use", server.url, "openai-completions", "scripted")
     try:
-        env = {
-            **model.env(),
+        run_env = {
             "CLAWBENCH_INSTRUCTION": instruction,
-            "CLAWBENCH_AGENT_MAX_STEPS": "8",
             "CLAWBENCH_TIME_LIMIT_S": str(int(TIME_LIMIT_S)),
         }
-        yield Launch([python, str(DRIVER)], env, _route(model.base_url), model.host)
+        route = {"clawbench_route": [_route(model.base_url), *routes]}
+        env, options = with_model(model, MAX_STEPS, run_env, route)
+        yield Launch([python, str(DRIVER)], env, options)
     finally:
         if server is not None:
             server.shutdown()
             server.server_close()
 
 
-__all__ = ["TIME_LIMIT_S", "Launch", "find_browser_use", "launch"]
+__all__ = ["MAX_STEPS", "TIME_LIMIT_S", "Launch", "find_browser_use", "launch"]

@@ -27,6 +27,7 @@ from rich.console import Console
 from proxy_addon.cli_options import OneLineParser, UsageError, positive_int
 from proxy_addon.records.batchsummary import now_iso, write_summary
 from proxy_addon.records.layout import stamp
+from proxy_addon.records.outcome import Category
 from sandbox.demo.local import RunResult
 from sandbox.demo.onhost import BROWSERS, OnHost
 from sandbox.demo.sandboxed import Sandboxed, SandboxUnavailable
@@ -63,7 +64,8 @@ def parser() -> argparse.ArgumentParser:
         "  2    bad input (corpus, task.json, --out, judge settings), a failed pre-flight of\n"
         "       the judge or --agent-model, or, with --sandbox, no Docker engine or no image:\n"
         "       said before any run\n"
-        "  3    incomplete: a verdict is missing or a run is an infra failure (the line says\n"
+        "  3    incomplete: a verdict is missing or a run is an infra failure, such as\n"
+        "       model_api_failure when --agent-model's API fails its calls (the line says\n"
         "       which and how to complete it; --allow-incomplete exits 0)\n"
         "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -227,6 +229,14 @@ def _score(
     return scored
 
 
+def _as_planned(r: RunResult) -> bool:
+    """The run ended as its variant plans; a run its model API failed (--agent-model) is an
+    infra failure, not the demo's: the scorer's incomplete line counts it (exit 3)."""
+    if r.category == Category.MODEL_API_FAILURE:
+        return True
+    return r.intercepted == EXPECTED[r.run.variant] and not r.failure
+
+
 def _wanted(args: argparse.Namespace) -> tuple[str, ...]:
     """The agents asked for (--agent, --no-browser), in the plan's order."""
     chosen = [h for h in HARNESSES if not args.agent or h in args.agent]
@@ -299,7 +309,7 @@ def _demo(args: argparse.Namespace) -> int:
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )
-    unexpected = [r for r in results if r.intercepted != EXPECTED[r.run.variant] or r.failure]
+    unexpected = [r for r in results if not _as_planned(r)]
     for r in unexpected:
         console.print(f"[red]unexpected: {r.run.slug} ({r.run.harness}, {r.run.variant})[/]")
     if scored == 130:  # the scorer was interrupted and said so; its verdicts so far are kept

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
-from proxy_addon.records.outcome import Stopped, StopReason
+from proxy_addon.records.outcome import Category, Stopped, StopReason
 from sandbox.agents.request_script import dump_script
 from sandbox.container.agent import watch
 from sandbox.container.launch import exec_failure
@@ -77,6 +77,10 @@ class RunResult:
     @property
     def failure(self) -> str | None:
         return self.outcome.ending.failure_reason
+
+    @property
+    def category(self) -> Category:
+        return self.outcome.ending.category
 
     @property
     def duration(self) -> float:
@@ -165,27 +169,29 @@ class LocalExecutor:
         self.setup = setup
 
     def execute(self, run: PreparedRun) -> None:
+        setup = self.setup
         if self.demo.harness != "browser-use":
-            self._with_proxy(run, self.setup.routes, None)
+            self._with_proxy(run, {"clawbench_route": setup.routes}, None)
             return
-        if self.setup.browser_use is None:
+        if setup.browser_use is None:
             raise SetupFailure("browser-use is not installed (scripts/setup.sh --with-browser-use)")
         assert run.view is not None
-        bu = self.setup.browser_use
-        with launch(self.demo, bu, run.view.instruction, self.setup.agent_model) as how:
-            self._with_proxy(run, [how.route, *self.setup.routes], how)
+        instruction = run.view.instruction
+        with launch(
+            self.demo, setup.browser_use, instruction, setup.agent_model, setup.routes
+        ) as how:
+            self._with_proxy(run, how.proxy_options, how)
 
-    def _with_proxy(self, run: PreparedRun, routes: list[str], how: Launch | None) -> None:
+    def _with_proxy(
+        self, run: PreparedRun, options: dict[str, str | list[str]], how: Launch | None
+    ) -> None:
         data = run.data
         try:
             proxy = start_proxy(
                 run.run_dir / "task.json",
                 data,
                 confdir=self.setup.confdir,
-                options={
-                    "clawbench_route": routes,
-                    "clawbench_model_hosts": [how.model_host] if how else [],
-                },
+                options=options,
                 log_path=data / "mitmdump.log",
                 quiet=False,
             )

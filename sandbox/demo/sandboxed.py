@@ -21,6 +21,7 @@ from typing import Any
 import docker
 from rich.console import Console
 
+from sandbox.demo.browser_use import MAX_STEPS
 from sandbox.demo.chromium import CHROMIUM_FLAGS
 from sandbox.demo.local import RunResult
 from sandbox.demo.scenarios import (
@@ -45,7 +46,6 @@ from sandbox.runs.pipeline import PreparedRun, run_one
 
 AGENT_LIMIT_S = 90
 """Seconds a demo agent may take in its container (the tasks' own limits are minutes)."""
-MAX_STEPS = 8
 STOP_GRACE_S = 1.0
 
 

@@ -63,6 +63,8 @@ from tests.conftest import TEST_CASES, require
 from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
 from tests.support.interrupt import interruptible
+from tests.support.model_replies import ModelReply
+from tests.support.model_server import start_model_server
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
@@ -222,6 +224,52 @@ def test_demo_without_a_key_scores_stage_1_and_says_how_to_add_a_judge(tmp_path:
     assert not list(batch.rglob("judge.json"))
     assert not list(batch.glob("scripted-demo/chromium-*"))
     assert not list(batch.glob("scripted-demo/browser-use-*"))
+    assert _left_behind(str(batch)) == []
+
+
+AGENT_KEY = "sk-demo-agent-0123456789"
+
+
+def test_an_agent_model_failing_every_call_ends_the_runs_model_api_failure(
+    tmp_path: Path,
+) -> None:
+    """--agent-model's API answering 401 to every call: the proxy, told what the run's own calls
+    look like as `clawbench-sandbox run` tells it, ends each browser-use run model_api_failure
+    (an infra failure: exit 3 and the line saying so), never the model's 0%."""
+    require(find_chromium() is not None, "headless Chromium")
+    require(find_browser_use() is not None, "browser-use (scripts/setup.sh --with-browser-use)")
+    api = start_model_server()
+    api.default = ModelReply(status=401)
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"broken:\n  base_url: {api.url}/v1\n  api_type: openai-completions\n"
+        f"  api_key: {AGENT_KEY}\n"
+    )
+    try:
+        proc, batch = _run_demo(
+            tmp_path,
+            *("--agent", "browser-use", "--agent-model", "broken", "--models-yaml", str(models)),
+            *("--no-judge", "--no-preflight"),
+        )
+    finally:
+        api.close()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    runs = sorted(p.parent for p in batch.glob("scripted-demo/*/run-meta.json"))
+    assert len(runs) == sum(h == "browser-use" for _, h, _ in PLAN) > 0
+    for run in runs:
+        meta = json.loads((run / "run-meta.json").read_text())
+        why = meta.get("failure_reason") or ""
+        assert meta["result_category"] == "model_api_failure", (run.name, why)
+        assert why.startswith("model API failed: no reply") and "HTTP 401" in why, why
+    assert api.calls and all(c.headers["authorization"] == f"Bearer {AGENT_KEY}" for c in api.calls)
+    err = " ".join(proc.stderr.split())
+    assert f"{len(runs)} run(s) an infra failure, {len(runs)} of them model_api_failure" in err
+    assert "unexpected" not in proc.stdout
+    summary = json.loads((batch / "rescore-summary.json").read_text())
+    assert summary["n_infra_failure"] == len(runs) and summary["n_intercepted"] == 0
+    for path in batch.rglob("*"):
+        if path.is_file():
+            assert AGENT_KEY.encode() not in path.read_bytes(), path
     assert _left_behind(str(batch)) == []
 
 
@@ -457,6 +505,11 @@ def test_each_sandbox_run_is_wired_to_the_site_and_its_own_model(tmp_path: Path)
             assert req.image == "img:t-browser-use" and req.agent.kind == "harness"
             assert routes[0] == f"model.clawbench.test=http://10.9.8.7:{port}"
             assert req.mitm_options["clawbench_model_hosts"] == [f"model.clawbench.test:{port}"]
+            # what the run's own calls look like, as run/batch tell the proxy (model_api_failure)
+            own = f"http://model.clawbench.test:{port}/v1/chat/completions"
+            assert req.mitm_options["clawbench_model_endpoint"] == [own]
+            assert req.mitm_options["clawbench_model_name"] == "scripted-browser-use"
+            assert str(req.mitm_options["clawbench_model_key"]).startswith("hmac-sha256:")
             assert req.env["CLAWBENCH_AGENT_BASE_URL"] == f"http://model.clawbench.test:{port}/v1"
             assert req.env["CLAWBENCH_AGENT_MAX_STEPS"] == "8"
             continue

@@ -160,6 +160,13 @@ def _runs(batch: Path) -> dict[str, list[Path]]:
     return found
 
 
+def _assert_whole(batch: Path) -> None:
+    """Every run directory in the batch is whole: its records all there and readable."""
+    for run in (batch / "none").iterdir():
+        for record in ("run-meta.json", "task.json", "data/interception.json"):
+            assert json.loads((run / record).read_text()), (run, record)
+
+
 def _node_id(meta: Any) -> str:
     node = NodeInfo.of_run(meta)
     assert node is not None, "no sandbox.node in run-meta.json"
@@ -337,7 +344,13 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
         case: [(d.name, (d / "run-meta.json").stat().st_mtime) for d in dirs]
         for case, dirs in _runs(batch).items()
     }
-    assert 1 <= len(before) < 4 and not list(batch.glob("*/.incoming-*"))
+    assert 1 <= len(before) < 4
+    _assert_whole(batch)
+    # what a driver killed while unpacking leaves: a run half-extracted beside the batch's runs
+    half = batch / ".incoming-0123456789ab" / "custom-c-slow-none-20260101-000000"
+    (half / "data").mkdir(parents=True)
+    shutil.copy(next(iter(_runs(batch).values()))[0] / "run-meta.json", half)
+    (half / "data" / "interception.json").write_text('{"intercepted": tr')
     resumed = subprocess.run(
         [*_driver(ray_cluster, corpus, args), "--resume", str(batch)],
         env=env,
@@ -357,7 +370,8 @@ def test_a_killed_driver_resumes_without_rerunning_what_came_back(
     assert {c for c, j in jobs.items() if j["resumed"]} == set(before)
     assert {j["status"] for j in jobs.values()} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []  # the killed driver's were swept
-    assert not list(batch.glob(".incoming-*"))
+    assert not list(batch.glob(".incoming-*"))  # the half-extracted run removed, never placed
+    _assert_whole(batch)
 
 
 def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
