@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from proxy_addon.records.outcome import (
+    AnyCategory,
     Category,
     is_infra_category,
     is_infra_stop,
@@ -31,12 +32,9 @@ Decide = Literal["first", "majority", "unanimous"]
 DECIDE_RULES: tuple[str, ...] = ("first", "majority", "unanimous")
 
 
-def runner_category(rec: RunRecord) -> str | None:
+def runner_category(rec: RunRecord) -> AnyCategory | None:
     """The category the runner wrote, before any scoring overwrote result_category."""
-    raw = rec.meta_raw or {}
-    if "runner_category" in raw:
-        return raw["runner_category"]
-    return raw.get("result_category")
+    return rec.meta.runner_said if rec.meta is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +68,14 @@ def stage1(rec: RunRecord) -> Stage1:
     if is_infra_stop(stop):
         return Stage1(False, f"stopped: {stop}", ref)
     if runner == Category.MODEL_API_FAILURE:
-        why = (rec.meta_raw or {}).get("failure_reason") or "the model API failed"
+        why = meta.failure_reason or "the model API failed"
         return Stage1(False, f"{runner}: {why}", ref, model_api=True)
     if is_infra_category(runner):
         return Stage1(False, f"runner category: {runner}", ref)
-    raw = rec.meta_raw or {}
-    if raw.get("infra_failure") is True:
+    if meta.infra_failure is True:
         return Stage1(False, "run-meta.json: infra_failure is true", ref)
-    if "egress_blocked" in raw and not (rec.dir / "data" / ".proxy-ready").exists():
+    ours = "egress_blocked" in meta.model_fields_set  # a run of our runner's: a proxy ran
+    if ours and not (rec.dir / "data" / ".proxy-ready").exists():
         return Stage1(False, "proxy never ready: data/.proxy-ready is missing", ref)
     return Stage1(False, None, ref)
 
