@@ -5,7 +5,8 @@
 Real browser-use runs in the sandbox (the image's browser-use layer: `clawbench-sandbox build
 --harness browser-use`) on the demo's claw-eval task (009: the answer goes to the sandbox's own
 submit page, so no website is needed), each driven by its own scripted model server with a
-fixed latency per reply (sandbox.scripted_models.openai_chat --latency) in a container on an
+fixed latency per reply (the tests' fake model API with the demo's browser-use steps,
+tests.sandbox.model_servers, --latency) in a container on an
 --internal network the benchmark creates. Peak memory is the container's (agent, Chromium and
 proxy together: run-meta.json's sandbox.peak_memory_bytes); runs per hour is runs over the
 wall time of each concurrency level. Results go to bench/results/harness.json.
@@ -34,6 +35,7 @@ from sandbox.harnesses import BROWSER_USE, harness_image  # noqa: E402
 from sandbox.harnesses.models import AgentModel  # noqa: E402
 from sandbox.host.executor import RunRequest, run_task  # noqa: E402
 from sandbox.host.payload import AgentChoice  # noqa: E402
+from tests.sandbox.model_servers import ModelServer  # noqa: E402
 
 TASK = ROOT / "test-cases" / "clawbench-demo" / "009-claw-eval-offsite-expenses"
 RESULTS = ROOT / "bench" / "results"
@@ -47,23 +49,8 @@ STEPS = [
 
 def _model_server(client: Any, image: str, network: str, name: str, latency: float) -> Any:
     """A scripted model in its own container, reachable as NAME on the network."""
-    script = json.dumps(STEPS)
-    container = client.containers.run(
-        image,
-        entrypoint=[
-            "sh",
-            "-c",
-            f"echo '{script}' > /tmp/s.json && exec /opt/clawbench/venv/bin/python -m "
-            f"sandbox.scripted_models.openai_chat --script /tmp/s.json --port 8000 "
-            f"--latency {latency}",
-        ],
-        network=network,
-        detach=True,
-        name=f"{name}-{secrets.token_hex(3)}",
-    )
-    client.networks.get(network).disconnect(container)
-    client.networks.get(network).connect(container, aliases=[name])
-    return container
+    script = {"browser_use": STEPS}
+    return ModelServer(client, image, network, script, ("--latency", str(latency)), alias=name)
 
 
 def one_run(
@@ -74,7 +61,6 @@ def one_run(
     server = _model_server(client, base, network, host, latency)
     model = AgentModel(f"bench-{i}", f"http://{host}:8000/v1", "openai-completions", "bench")
     try:
-        time.sleep(1)  # the server's python starts
         req = RunRequest(
             task_dir=TASK,
             agent=AgentChoice("harness", harness_name=BROWSER_USE.name),
@@ -97,7 +83,7 @@ def one_run(
             "category": str(outcome.ending.category),
         }
     finally:
-        server.remove(force=True)
+        server.close()
 
 
 def level(

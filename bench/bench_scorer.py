@@ -4,7 +4,7 @@
                                            [--reference] [capped] [cached]
 
 A batch of N intercepted runs is scored against a loopback OpenAI-compatible judge
-(sandbox/scripted_models/judge.py) answering in LATENCY seconds. Every figure is the whole
+(tests/support/fake_api.py) answering in LATENCY seconds. Every figure is the whole
 process's wall time, measured in this run. The goals:
 
 - capped: the judge serves 8 calls at a time and answers 429 + Retry-After: 1 beyond; ours at
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.batches import our_run, task_json  # noqa: E402
-from sandbox.scripted_models.judge import JudgeServer, start_judge_server  # noqa: E402
+from tests.support.fake_api import FakeModelAPI, start_judge_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 REF_VENV = RESULTS / "ref-venv"
@@ -90,7 +90,7 @@ def build_batch(root: Path, n: int) -> Path:
     return batch
 
 
-def models_yaml(path: Path, server: JudgeServer) -> Path:
+def models_yaml(path: Path, server: FakeModelAPI) -> Path:
     path.write_text(
         f"bench-judge:\n  base_url: {server.base_url}\n  api_type: openai-completions\n"
         '  api_key: "sk-bench-not-a-key"\n'
@@ -165,7 +165,7 @@ def report(r: dict[str, Any], runs: int, latency: float) -> str:
         "",
         f"`.venv/bin/python bench/bench_scorer.py --reference` — {runs} intercepted runs, a "
         f"loopback OpenAI-compatible judge answering in {latency * 1000:.0f} ms "
-        "(`sandbox/scripted_models/judge.py`, asyncio), whole-process wall time, all measured "
+        "(`tests/support/fake_api.py`, asyncio), whole-process wall time, all measured "
         f"in the same run. Machine: {os.cpu_count()} vCPU, Python {platform.python_version()}, "
         f"shared: load average {r['load'][0]:.1f} at the start, {r['load'][1]:.1f} at the end "
         "(other sessions' tests); CPU is the scorer process's user + system time.",

@@ -1,5 +1,5 @@
 """The demo's browser-use runs: the real browser-use agent (its own venv, the harness's driver)
-on this machine, its model either scripted (sandbox.scripted_models.openai_chat, answering
+on this machine, its model either scripted (sandbox.demo.scripted_model, answering
 with the run's form) or a real one named with --agent-model.
 
 The model's calls go through the run's proxy like every other request: a route sends the
@@ -20,11 +20,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sandbox.demo.scenarios import DemoRun, browser_use_script
+from sandbox.demo.scripted_model import ScriptedServer
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
 from sandbox.host.image import REPO
 from sandbox.run_request import with_model
-from sandbox.scripted_models.openai_chat import ScriptedServer
 
 DRIVER = BROWSER_USE.directory / "driver.py"
 TIME_LIMIT_S = 90.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -58,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="clawbench-demo",
         description="Run agents through the interception proxy on the demo tasks, write a batch "
-        "in the reference's layout and score it.",
+        "in the\nreference's layout and score it.",
         epilog="exit codes:\n  0    every run ended as planned and the batch was scored\n"
         "  1    a run did not end as planned, a commit reached the site, or scoring failed\n"
         "  2    bad input (corpus, task.json, --out, judge settings), a failed pre-flight of\n"
@@ -70,8 +71,20 @@ def parser() -> argparse.ArgumentParser:
         "  130  interrupted (Ctrl-C or SIGTERM): every agent and mitmdump is stopped first",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--out", type=Path, default=Path("out"), help="where the batch goes (out/)")
-    p.add_argument("--tasks", type=Path, default=CORPUS, help="the demo corpus")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("out"),
+        metavar="DIR",
+        help="where the batch directory goes (default: out/)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        default=CORPUS,
+        metavar="DIR",
+        help="the corpus with the demo's plan (default: test-cases/clawbench-demo)",
+    )
     p.add_argument(
         "--no-browser", action="store_true", help="skip the browser agents (Chromium, browser-use)"
     )
@@ -93,8 +106,20 @@ def parser() -> argparse.ArgumentParser:
         help="with --sandbox: the sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or "
         f"{DEFAULT_IMAGE}; browser-use runs use its -browser-use layer)",
     )
-    p.add_argument("--models-yaml", type=Path, help="judge endpoints (the reference's format)")
-    p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help="endpoints of the judge and --agent-model, with their prices (the reference's "
+        "models.yaml)",
+    )
+    p.add_argument(
+        "--judge-model",
+        default=DEFAULT_JUDGE,
+        metavar="NAME",
+        help=f"the judge: a --models-yaml entry (default: {DEFAULT_JUDGE}, built in, with "
+        "DEEPSEEK_API_KEY)",
+    )
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only even with a key set")
     p.add_argument(
         "--no-preflight",
@@ -113,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
         "--agent-model",
         metavar="NAME",
         help="browser-use calls this models.yaml entry (--models-yaml) instead of the scripted "
-        "model; its key comes from the entry",
+        "model; its key comes from the entry (not with --sandbox)",
     )
     return p
 
@@ -180,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"clawbench-demo: {e}", file=sys.stderr)
         return 2
+    given = sys.argv[1:] if argv is None else argv
+    args.command = shlex.join(["clawbench-demo", *given])  # what re-runs it, for messages
     try:
         with sigterm_as_interrupt():  # SIGTERM stops the demo like Ctrl-C
             return _demo(args)
@@ -194,10 +221,12 @@ def _score(
     judges: list[JudgeConfig],
     models_yaml: Path | None,
     allow_incomplete: bool = False,
+    rerun: str = "clawbench-demo",
 ) -> int:
     """The scorer's library on the batch (its table is printed), then the HTML report; 0, or
     clawbench-score's exit code for what went wrong (3: incomplete, unless allow_incomplete).
-    models_yaml prices the agent's tokens."""
+    models_yaml prices the agent's tokens; rerun: the demo's command, which re-runs its infra
+    failures."""
     from scorer.html_report import load_report, write_report
 
     how = f"--judge-model {judges[0].name}" if judges else "--no-judge"
@@ -223,7 +252,7 @@ def _score(
     if scored == 0 and found:
         again = f"clawbench-score {batch}" + "".join(f" --judge-model {j.name}" for j in judges)
         again += f" --models-yaml {models_yaml}" if models_yaml else ""
-        line = incomplete_line(found, again, "clawbench-demo")
+        line = incomplete_line(found, again, rerun)
         print(f"clawbench-demo: {line}", file=sys.stderr)
         scored = 0 if allow_incomplete else EXIT_INCOMPLETE
     return scored
@@ -305,7 +334,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     show_runs(console, results, batch)
     show_site(console, site, {r.run.harness for r in results})
-    scored = _score(console, batch, judges, args.models_yaml, args.allow_incomplete)
+    scored = _score(console, batch, judges, args.models_yaml, args.allow_incomplete, args.command)
     console.print(
         f"\n{files_written(batch, ts)} Took {time.monotonic() - t0:.1f} s.", highlight=False
     )

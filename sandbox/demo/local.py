@@ -208,7 +208,7 @@ class LocalExecutor:
         block: dict[str, Any] = {"variant": self.demo.variant, "why": self.demo.why}
         if self.demo.harness == "browser-use":
             model = self.setup.agent_model
-            block["agent_model"] = model.name if model else "scripted (openai_chat)"
+            block["agent_model"] = model.name if model else "scripted (sandbox.demo.scripted_model)"
             return {"demo": block, "harness_version": BROWSER_USE.version}
         return {"demo": block}
 

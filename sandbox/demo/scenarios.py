@@ -35,7 +35,7 @@ PLAN: tuple[tuple[str, str, str], ...] = (
     ("010-news-unsubscribe-quick", "python", "correct"),
     ("004-news-subscribe-weekly", "curl", "correct"),
     ("010-news-unsubscribe-quick", "curl", "wrong"),
-    # browser-use (a real agent) driven by a scripted model: sandbox.scripted_models.openai_chat
+    # browser-use (a real agent) driven by a scripted model: sandbox.demo.scripted_model
     ("004-news-subscribe-weekly", "browser-use", "correct"),
     ("002-reviews-backpack-form", "browser-use", "wrong"),
 )

@@ -176,7 +176,7 @@ class DemoSite:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve the demo site (and the scripted models) until killed: the sandbox demo's site
     container."""
-    from sandbox.scripted_models.openai_chat import ScriptedServer
+    from sandbox.demo.scripted_model import ScriptedServer
 
     p = argparse.ArgumentParser(prog="python -m sandbox.demo.site", description=__doc__)
     p.add_argument("--port", type=int, default=8080)

@@ -42,19 +42,31 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="clawbench-report",
         description="Write one self-contained HTML report (leaderboard, funnels, task x model "
-        "matrix, judge agreement, every run's timeline and details) from batches scored by "
+        "matrix,\njudge agreement, every run's timeline and details) from batches scored by "
         "clawbench-score.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "paths", nargs="+", type=Path, help="a scored batch, a directory of them, or one run"
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="a scored batch, a directory of them, or one run",
     )
-    p.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="report.html")
-    p.add_argument("--title", default="ClawBench report", help="the page's title")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("report.html"),
+        metavar="FILE",
+        help="where the page goes (default: report.html, here)",
+    )
+    p.add_argument("--title", default="ClawBench report", metavar="TEXT", help="the page's title")
     p.add_argument(
         "--calibration",
         type=Path,
+        metavar="FILE",
         help="the judge's calibration (clawbench-score calibrate --out FILE) to show beside the "
         "batches it scored",
     )

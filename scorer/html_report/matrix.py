@@ -77,7 +77,9 @@ def _task_passes(entries: Sequence[EntryView], found: Sequence[Cell | None]) -> 
     if not judged:
         return el("td", "—", class_="count num", title=NOT_JUDGED, data_passed=NOT_JUDGED)
     passes = sum(1 for key, _ in judged if key == "passed")
-    return el("td", f"{passes}/{len(judged)}", class_="count num", data_passed=passes)
+    left_out = sum(c is not None for c in found) - len(judged)
+    title = f"over the judged entries' runs ({left_out} not judged)" if left_out else None
+    return el("td", f"{passes}/{len(judged)}", class_="count num", title=title, data_passed=passes)
 
 
 def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:

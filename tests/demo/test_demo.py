@@ -58,20 +58,18 @@ from sandbox.demo.scenarios import (
 from sandbox.demo.show import commits_reaching_site
 from sandbox.demo.site import HOSTS, Received
 from sandbox.demo.world import DemoWorld
-from sandbox.scripted_models.judge import JudgeServer
 from tests.conftest import TEST_CASES, require
 from tests.demo.run_pages import check_demo_runs
 from tests.support.demo_judge import KEY, judge_models_yaml, start_demo_judge
+from tests.support.fake_api import FakeModelAPI, Reply, start_model_api
 from tests.support.interrupt import interruptible
-from tests.support.model_replies import ModelReply
-from tests.support.model_server import start_model_server
 
 CORPUS = TEST_CASES / "clawbench-demo"
 DEMO = Path(sys.executable).with_name("clawbench-demo")
 
 
 @pytest.fixture
-def judge() -> Iterator[JudgeServer]:
+def judge() -> Iterator[FakeModelAPI]:
     server = start_demo_judge()
     yield server
     server.close()
@@ -121,7 +119,7 @@ def _run_demo(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[s
 
 
 def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     require(find_chromium() is not None, "headless Chromium")
     require(shutil.which("curl") is not None, "curl")
@@ -240,8 +238,7 @@ def test_an_agent_model_failing_every_call_ends_the_runs_model_api_failure(
     (an infra failure: exit 3 and the line saying so), never the model's 0%."""
     require(find_chromium() is not None, "headless Chromium")
     require(find_browser_use() is not None, "browser-use (scripts/setup.sh --with-browser-use)")
-    api = start_model_server()
-    api.default = ModelReply(status=401)
+    api = start_model_api(default=Reply(status=401))
     models = tmp_path / "models.yaml"
     models.write_text(
         f"broken:\n  base_url: {api.url}/v1\n  api_type: openai-completions\n"
@@ -266,6 +263,7 @@ def test_an_agent_model_failing_every_call_ends_the_runs_model_api_failure(
     assert api.calls and all(c.headers["authorization"] == f"Bearer {AGENT_KEY}" for c in api.calls)
     err = " ".join(proc.stderr.split())
     assert f"{len(runs)} run(s) an infra failure, {len(runs)} of them model_api_failure" in err
+    assert "--agent-model broken" in err.split("`")[1]  # the demo's own command re-runs them
     assert "unexpected" not in proc.stdout
     summary = json.loads((batch / "rescore-summary.json").read_text())
     assert summary["n_infra_failure"] == len(runs) and summary["n_intercepted"] == 0

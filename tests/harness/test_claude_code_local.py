@@ -42,11 +42,11 @@ from proxy_addon.tasks.model import load_task
 from sandbox.container.trust import client_env
 from sandbox.demo.site import DemoSite, Received
 from sandbox.runs.agentview import instruction_text
-from sandbox.scripted_models.anthropic_messages import ScriptedAnthropic
-from sandbox.scripted_models.anthropic_script import Script, load_script, script_from_json
 from scorer.html_report.runpage import image_type
 from scorer.html_report.runtext import single_run_view
 from tests.conftest import ROOT, TEST_CASES, require
+from tests.support.claude_script import Script, load_script, script_from_json
+from tests.support.fake_api import start_model_api
 
 pytestmark = pytest.mark.chromium
 
@@ -143,7 +143,7 @@ def run_harness(
     instruction = instruction_text(load_task(TASK_DIR / "task.json"))
     out, data = tmp_path / "agent", tmp_path / "data"
     python3 = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
-    with DemoSite() as site, ScriptedAnthropic(script, api_key=key) as model:
+    with DemoSite() as site, start_model_api(script, api_key=key) as model:
         routes = [f"{MODEL_HOST}=http://127.0.0.1:{model.port}", *site.routes]
         proxy = start_proxy(
             TASK_DIR / "task.json", data, confdir=confdir,
@@ -169,7 +169,7 @@ def run_harness(
             proc = subprocess.Popen(argv, env=env, stdout=PIPE, stderr=PIPE, text=True)
             if sigterm_after_step is not None:
                 deadline = time.monotonic() + 100
-                while model.steps_taken <= sigterm_after_step and time.monotonic() < deadline:
+                while script.steps_taken <= sigterm_after_step and time.monotonic() < deadline:
                     time.sleep(0.05)
                 time.sleep(1)
                 proc.send_signal(signal.SIGTERM)
@@ -180,19 +180,23 @@ def run_harness(
         return Outcome(out, data, done, site.received, model.snapshot(), key)
 
 
+def declared_usage(path: Path) -> list[dict[str, int]]:
+    """Each step's usage as the script declares it (Anthropic's own counts)."""
+    return [step.get("usage", {}) for step in json.loads(path.read_text())["steps"]]
+
+
 def expected_usage(path: Path) -> dict[str, int]:
-    """The totals a script declares: every step taken once, no other call."""
-    steps = json.loads(path.read_text())["steps"]
-    keys = (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    )
-    totals = {"calls": len(steps)}
-    for key in keys:
-        totals[key] = sum(step.get("usage", {}).get(key, 0) for step in steps)
-    return totals
+    """The totals a script declares (Anthropic's counts, as every API's: the cache reads and
+    writes within the input): every step taken once, no other call."""
+    usages = declared_usage(path)
+    read = sum(u.get("cache_read_input_tokens", 0) for u in usages)
+    written = sum(u.get("cache_creation_input_tokens", 0) for u in usages)
+    return {
+        "calls": len(usages),
+        "input_tokens": sum(u.get("input_tokens", 0) for u in usages) + read + written,
+        "output_tokens": sum(u.get("output_tokens", 0) for u in usages),
+        "cached_tokens": read,
+    }
 
 
 def check_common(outcome: Outcome, script: Path) -> dict[str, Any]:
@@ -202,7 +206,9 @@ def check_common(outcome: Outcome, script: Path) -> dict[str, Any]:
     result = outcome.result()
     assert outcome.model["errors"] == [], outcome.model["errors"]
     assert outcome.model["usage_totals"] == expected_usage(script)
-    assert result["usage_reported"]["input_tokens"] == expected_usage(script)["input_tokens"]
+    # Claude Code's own total: Anthropic's input_tokens, without the cache
+    anthropic_input = sum(u.get("input_tokens", 0) for u in declared_usage(script))
+    assert result["usage_reported"]["input_tokens"] == anthropic_input
     assert result["success"] is True and result["error"] is None
     assert result["claude_code_version"] == "2.1.332"
     assert result["steps"] == outcome.model["steps_total"]

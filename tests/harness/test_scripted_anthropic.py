@@ -1,5 +1,6 @@
-"""The scripted Anthropic Messages server on the wire: a real server on loopback, a plain HTTP
-client, the event stream parsed the way an SDK parses it (events reassembled into a message)."""
+"""The fake model API's Anthropic Messages with Claude Code's script, on the wire: a real server
+on loopback, a plain HTTP client, the event stream parsed the way an SDK parses it (events
+reassembled into a message)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,10 @@ from typing import Any
 
 import pytest
 
-from sandbox.scripted_models.anthropic_messages import ScriptedAnthropic
-from sandbox.scripted_models.anthropic_script import (
-    ModelRequest,
-    Reply,
-    Script,
-    ScriptError,
-    ToolUse,
-    Usage,
-    script_from_json,
-)
-from sandbox.scripted_models.playwright_snapshot import find_ref, nodes
+from tests.support.claude_script import ModelRequest, Script, ScriptError, Usage, script_from_json
+from tests.support.fake_api import FakeModelAPI, start_model_api
+from tests.support.model_replies import Reply, ToolUse
+from tests.support.playwright_snapshot import find_ref, nodes
 
 SNAPSHOT = """### Snapshot
 ```yaml
@@ -40,7 +34,7 @@ KEY = "sk-test-key"
 
 
 def post(
-    server: ScriptedAnthropic,
+    server: FakeModelAPI,
     body: dict[str, Any],
     key: str = KEY,
     path: str = "/v1/messages?beta=true",
@@ -102,10 +96,10 @@ def turn(*results: str) -> dict[str, Any]:
 
 @pytest.fixture
 def serve() -> Iterator[Any]:
-    servers: list[ScriptedAnthropic] = []
+    servers: list[FakeModelAPI] = []
 
-    def _serve(script: Script) -> ScriptedAnthropic:
-        servers.append(ScriptedAnthropic(script, api_key=KEY).start())
+    def _serve(script: Script) -> FakeModelAPI:
+        servers.append(start_model_api(script, api_key=KEY))
         return servers[-1]
 
     yield _serve
@@ -130,7 +124,7 @@ def test_stream_carries_text_and_tool_use_and_usage(serve: Any) -> None:
         )
     )
     status, ctype, data = post(server, turn(SNAPSHOT))
-    assert status == 200 and ctype == "text/event-stream"
+    assert status == 200 and ctype.startswith("text/event-stream")
     names, message = assemble(data)
     assert names[:2] == ["message_start", "ping"] and names[-2:] == [
         "message_delta",
@@ -166,46 +160,37 @@ def test_whole_message_side_requests_and_the_end_of_the_script(serve: Any) -> No
         "calls": 3,
         "input_tokens": 5 + 10 + 10,
         "output_tokens": 2 + 1 + 1,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "cached_tokens": 0,
     }
 
 
 def test_a_step_that_cannot_be_taken_ends_the_conversation(serve: Any) -> None:
-    server = serve(
-        script_from_json(
-            [
-                {
-                    "tool_use": [
-                        {"name": "browser_click", "input": {"target": {"$ref": ["button", "Buy"]}}}
-                    ]
-                },
-                {"text": "never"},
-            ]
-        )
-    )
+    click = {"name": "browser_click", "input": {"target": {"$ref": ["button", "Buy"]}}}
+    script = script_from_json([{"tool_use": [click]}, {"text": "never"}])
+    server = serve(script)
     _, _, data = post(server, turn(SNAPSHOT))
     message = assemble(data)[1]
     assert message["stop_reason"] == "end_turn"
     assert "no button named 'Buy'" in message["content"][0]["text"]
     _, _, data = post(server, turn(SNAPSHOT))
     assert "never" not in data.decode()
-    assert len(server.errors) == 1 and server.steps_taken == 1
+    assert len(script.errors) == 1 and script.steps_taken == 1
 
 
 def test_unknown_paths_and_a_wrong_key_are_refused_and_recorded(serve: Any) -> None:
-    server = serve(script_from_json([{"text": "hi"}]))
+    script = script_from_json([{"text": "hi"}])
+    server = serve(script)
     assert post(server, turn(), key="wrong")[0] == 401
     assert post(server, {}, path="/v1/complete")[0] == 404
     status, _, data = post(server, turn(), path="/v1/messages/count_tokens")
     assert status == 200 and json.loads(data)["input_tokens"] > 0
     assert [c.status for c in server.calls] == [401, 404, 200]
-    assert server.steps_taken == 0 and server.usage_totals()["calls"] == 0
+    assert script.steps_taken == 0 and server.usage_totals()["calls"] == 0
 
 
 def test_expect_and_python_steps() -> None:
     def echo(request: ModelRequest) -> Reply:
-        return Reply(None, (ToolUse(request.tool_name("Bash"), {"command": "echo"}),), Usage(1, 1))
+        return Usage(1, 1).reply(None, (ToolUse(request.tool_name("Bash"), {"command": "echo"}),))
 
     script = script_from_json([{"expect": "Title", "text": "ok"}])
     with pytest.raises(ScriptError, match="expected 'Title'"):
@@ -237,13 +222,12 @@ def test_find_ref(role: str, name: str, exact: bool, ref: str | None) -> None:
 
 def test_cli_serves_a_script_file_and_keeps_a_record(tmp_path: Path) -> None:
     script, record = tmp_path / "script.json", tmp_path / "record.json"
-    script.write_text(
-        json.dumps([{"text": "hello", "usage": {"input_tokens": 3, "output_tokens": 4}}])
-    )
+    steps = [{"text": "hello", "usage": {"input_tokens": 3, "output_tokens": 4}}]
+    script.write_text(json.dumps({"claude": steps}))
     cmd = [
         sys.executable,
         "-m",
-        "sandbox.scripted_models.anthropic_messages",
+        "tests.support.fake_api",
         "--script",
         str(script),
         "--record",

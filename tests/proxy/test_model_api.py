@@ -22,8 +22,8 @@ from proxy_addon.addon.modelapi import key_fingerprint
 from proxy_addon.records.modelapi import CallOutcome, ModelApiRecord, model_api_failure
 from proxy_addon.records.usage import AgentUsage, ModelCallLine, read_usage
 from tests.proxy.conftest import SHOP, Run, write_task
-from tests.support.model_replies import ModelReply
-from tests.support.model_server import ModelServer, start_model_server
+from tests.support.fake_api import FakeModelAPI, start_model_api
+from tests.support.model_replies import Reply, tokens
 from tests.support.upstream import Upstream
 
 MODEL = "model.clawbench.test"
@@ -34,16 +34,16 @@ MESSAGES = f"http://{MODEL}/v1/messages"
 
 
 @pytest.fixture(scope="module")
-def model_server() -> Iterator[ModelServer]:
-    srv = start_model_server()
+def model_server() -> Iterator[FakeModelAPI]:
+    srv = start_model_api()
     srv.api_key = KEY  # a provider: another key is answered 401
     yield srv
     srv.close()
 
 
-def _run(launch: Any, tmp_path: Path, upstream: Upstream, srv: ModelServer, **opts: Any) -> Run:
+def _run(launch: Any, tmp_path: Path, upstream: Upstream, srv: FakeModelAPI, **opts: Any) -> Run:
     srv.calls.clear()
-    srv.script.clear()
+    srv.replies.clear()
     task = write_task(tmp_path / "task", r"^https://shop\.clawbench\.test/checkout")
     options = {
         "clawbench_route": [f"{SHOP}={upstream.url}", f"{MODEL}={srv.url}"],
@@ -100,36 +100,36 @@ def _no_key_on_disk(run: Run) -> None:
             assert KEY.encode() not in path.read_bytes(), path
 
 
-Hostile = Callable[[Run, ModelServer], None]
+Hostile = Callable[[Run, FakeModelAPI], None]
 
 
-def _another_key(run: Run, srv: ModelServer) -> None:
+def _another_key(run: Run, srv: FakeModelAPI) -> None:
     assert _chat(_client(run, key="sk-someone-else-0000"))  # the provider says 401
 
 
-def _another_path(run: Run, srv: ModelServer) -> None:
-    srv.script.append(ModelReply(status=404))
+def _another_path(run: Run, srv: FakeModelAPI) -> None:
+    srv.replies.append(Reply(status=404))
     body = json.dumps({"model": OWN, "messages": [{"role": "user", "content": "x"}]}).encode()
     assert _raw(run, f"http://{MODEL}/v1/not-an-endpoint", body) == 404
 
 
-def _another_model(run: Run, srv: ModelServer) -> None:
-    srv.script.append(ModelReply(status=404, error_type="model_not_found"))
+def _another_model(run: Run, srv: FakeModelAPI) -> None:
+    srv.replies.append(Reply(status=404, error_type="model_not_found"))
     assert _chat(_client(run), model="gpt-nonexistent")
 
 
-def _malformed_body(run: Run, srv: ModelServer) -> None:
-    srv.script.append(ModelReply(status=400))
+def _malformed_body(run: Run, srv: FakeModelAPI) -> None:
+    srv.replies.append(Reply(status=400))
     assert _raw(run, CHAT, b'{"model": "gpt-own", "messages": [') == 400
 
 
-def _flood_of_429s(run: Run, srv: ModelServer) -> None:
-    srv.script.append(ModelReply(status=429))
+def _flood_of_429s(run: Run, srv: FakeModelAPI) -> None:
+    srv.replies.append(Reply(status=429))
     assert _chat(_client(run))  # its own key, endpoint and model: a rate limit it drew
 
 
-def _header_that_fails_the_key(run: Run, srv: ModelServer) -> None:
-    srv.script.append(ModelReply(status=401, error_type="mismatched_organization"))
+def _header_that_fails_the_key(run: Run, srv: FakeModelAPI) -> None:
+    srv.replies.append(Reply(status=401, error_type="mismatched_organization"))
     assert _chat(_client(run, **{"OpenAI-Organization": "org-not-mine"}))
 
 
@@ -144,7 +144,7 @@ HOSTILE: dict[str, tuple[Hostile, str | None, CallOutcome]] = {
 
 
 def test_calls_the_agent_makes_fail_on_purpose_decide_nothing(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
 ) -> None:
     """For each way: the model answered, then the agent's own calls failed (three times, the
     last calls so far): the record keeps them apart and the run is still the model's failure.
@@ -161,8 +161,8 @@ def test_calls_the_agent_makes_fail_on_purpose_decide_nothing(
         assert [(x.own, x.not_own) for x in lines[-3:]] == [(not_own is None, not_own)] * 3, case
         assert usage.api is not None and model_api_failure(usage.api) is None, (case, usage.api)
     assert _chat(client) is None and _chat(client) is None
-    model_server.script += [ModelReply(status=401)] * 2 + [ModelReply(status=429)]
-    model_server.script[-1].error_type = "insufficient_quota"
+    model_server.replies += [Reply(status=401)] * 2 + [Reply(status=429)]
+    model_server.replies[-1].error_type = "insufficient_quota"
     assert all(_chat(client) for _ in range(3))
     usage, lines = _record(run, calls + 5)
     assert [line.outcome for line in lines[-3:]] == ["auth", "auth", "quota"]
@@ -174,25 +174,25 @@ def test_calls_the_agent_makes_fail_on_purpose_decide_nothing(
     _no_key_on_disk(run)
 
 
-REPLIES: dict[str, tuple[ModelReply, CallOutcome]] = {
-    "401": (ModelReply(status=401), CallOutcome.AUTH),
-    "403": (ModelReply(status=403), CallOutcome.AUTH),
-    "402": (ModelReply(status=402), CallOutcome.QUOTA),
-    "404": (ModelReply(status=404), CallOutcome.NOT_FOUND),
-    "429": (ModelReply(status=429), CallOutcome.RATE_LIMITED),
-    "500": (ModelReply(status=500), CallOutcome.SERVER_ERROR),
-    "529 overloaded": (ModelReply(status=529), CallOutcome.SERVER_ERROR),
+REPLIES: dict[str, tuple[Reply, CallOutcome]] = {
+    "401": (Reply(status=401), CallOutcome.AUTH),
+    "403": (Reply(status=403), CallOutcome.AUTH),
+    "402": (Reply(status=402), CallOutcome.QUOTA),
+    "404": (Reply(status=404), CallOutcome.NOT_FOUND),
+    "429": (Reply(status=429), CallOutcome.RATE_LIMITED),
+    "500": (Reply(status=500), CallOutcome.SERVER_ERROR),
+    "529 overloaded": (Reply(status=529), CallOutcome.SERVER_ERROR),
     "a stream ending in an error event": (
-        ModelReply(stream_error="overloaded_error"),
+        Reply(stream_error="overloaded_error"),
         CallOutcome.SERVER_ERROR,
     ),
-    "a stream cut short": (ModelReply(cut=True), CallOutcome.STREAM_CUT),
+    "a stream cut short": (Reply(cut=True), CallOutcome.STREAM_CUT),
 }
 DOWN = "down.clawbench.test"
 
 
 def test_each_way_a_call_ends_is_named(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
 ) -> None:
     """Anthropic's streamed messages API, as Claude Code calls it, and a model host on a closed
     port; no reply ever came, so the run is a model_api_failure whatever the failures."""
@@ -214,7 +214,7 @@ def test_each_way_a_call_ends_is_named(
     headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
     with httpx.Client(proxy=run.proxy.url, timeout=20) as client:
         for reply, _ in REPLIES.values():
-            model_server.script.append(reply)
+            model_server.replies.append(reply)
             try:
                 with client.stream("POST", MESSAGES, json=body, headers=headers) as resp:
                     list(resp.iter_raw())
@@ -234,7 +234,7 @@ def test_each_way_a_call_ends_is_named(
 
 
 def test_usage_under_another_name_is_counted_and_other_model_apis_mark_it_incomplete(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
 ) -> None:
     """Without the run's endpoint, model and key (not a harness run) nothing is decided. The
     model host reached by its address counts; a reply with usage from a host that is no model
@@ -242,11 +242,11 @@ def test_usage_under_another_name_is_counted_and_other_model_apis_mark_it_incomp
     opts = {"clawbench_model_endpoint": [], "clawbench_model_name": "", "clawbench_model_key": ""}
     run = _run(launch, tmp_path, upstream, model_server, clawbench_allow_private=["127.0.0.1"],
                **opts)  # fmt: skip
-    other = start_model_server()
+    other = start_model_api()
     try:
-        model_server.script += [ModelReply(status=502), ModelReply((100, 10, 0), OWN),
-                                ModelReply((200, 20, 0), OWN)]  # fmt: skip
-        other.script.append(ModelReply((999, 99, 0), "elsewhere"))
+        model_server.replies += [Reply(status=502), Reply(usage=tokens(100, 10, 0), model=OWN),
+                                Reply(usage=tokens(200, 20, 0), model=OWN)]  # fmt: skip
+        other.replies.append(Reply(usage=tokens(999, 99, 0), model="elsewhere"))
         assert _chat(_client(run)) and _chat(_client(run)) is None
         usage, (failed, _) = _record(run, 2)
         assert usage.api is None and model_api_failure(usage.api) is None

@@ -23,8 +23,8 @@ import pytest
 from proxy_addon.addon.launcher import ProxyStartError, start_proxy
 from proxy_addon.records.usage import AgentUsage, ModelCallLine, ModelUsage, read_usage
 from tests.proxy.conftest import SHOP, Run, write_task
-from tests.support.model_replies import ModelReply, sse_frames
-from tests.support.model_server import GATE_TIMEOUT, ModelServer, start_model_server
+from tests.support.fake_api import GATE_TIMEOUT, FakeModelAPI, start_model_api
+from tests.support.model_replies import Reply, sse_frames, tokens
 from tests.support.upstream import Upstream
 
 try:
@@ -39,15 +39,15 @@ ANSWER = "REPLY-TEXT-91 Sure, here is the plan."
 
 
 @pytest.fixture(scope="module")
-def model_server() -> Iterator[ModelServer]:
-    srv = start_model_server()
+def model_server() -> Iterator[FakeModelAPI]:
+    srv = start_model_api()
     yield srv
     srv.close()
 
 
-def _run(launch: Any, tmp_path: Path, upstream: Upstream, srv: ModelServer, **opts: Any) -> Run:
+def _run(launch: Any, tmp_path: Path, upstream: Upstream, srv: FakeModelAPI, **opts: Any) -> Run:
     srv.calls.clear()
-    srv.script.clear()
+    srv.replies.clear()
     srv.gate_timeouts = 0
     task = write_task(tmp_path / "task", r"^https://shop\.clawbench\.test/checkout")
     options = {
@@ -97,29 +97,32 @@ def _usage(run: Run, calls: int) -> AgentUsage | None:
     return usage
 
 
-def _expected(replies: list[tuple[ModelReply, bool]]) -> AgentUsage:
+def _expected(replies: list[tuple[Reply, bool]]) -> AgentUsage:
     """usage.json as the replies' reported usage makes it (bool: the reply carried usage)."""
     models: dict[str, ModelUsage] = {}
     for reply, reported in replies:
-        m = models.setdefault(reply.model, ModelUsage())
-        inp, out, cached = reply.usage if reported else (0, 0, 0)
-        m.calls, m.calls_without_usage = m.calls + 1, m.calls_without_usage + (not reported)
-        m.input_tokens, m.output_tokens, m.cached_tokens = (
-            m.input_tokens + inp, m.output_tokens + out, m.cached_tokens + cached
-        )  # fmt: skip
+        assert reply.model is not None
+        one = ModelUsage(calls=1, calls_without_usage=int(not reported))
+        one += reply.usage if reported else ModelUsage()
+        models[reply.model] = models.get(reply.model, ModelUsage()) + one
     return AgentUsage(calls=len(replies), models=models)
 
 
 def test_usage_totals_equal_what_the_server_reported(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer, curl: str
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI, curl: str
 ) -> None:
     run = _run(launch, tmp_path, upstream, model_server)
-    chat = [ModelReply((1200, 35, 1024), "fake-gpt", ANSWER) for _ in range(3)]
-    chat[1] = ModelReply((300, 7, 0), "fake-gpt", ANSWER)
-    resp = [ModelReply((2048, 300, 1536), "fake-resp", ANSWER), ModelReply((50, 5, 0), "fake-resp")]
-    claude = [ModelReply((425, 15, 400), "fake-claude", ANSWER),
-              ModelReply((90, 9, 30), "fake-claude", ANSWER, encoding="gzip")]  # fmt: skip
-    model_server.script += [*chat, *resp, *claude]
+    chat = [Reply(ANSWER, usage=tokens(1200, 35, 1024), model="fake-gpt") for _ in range(3)]
+    chat[1] = Reply(ANSWER, usage=tokens(300, 7, 0), model="fake-gpt")
+    resp = [
+        Reply(ANSWER, usage=tokens(2048, 300, 1536), model="fake-resp"),
+        Reply(usage=tokens(50, 5, 0), model="fake-resp"),
+    ]
+    claude = [
+        Reply(ANSWER, usage=tokens(425, 15, 400), model="fake-claude"),
+        Reply(ANSWER, usage=tokens(90, 9, 30), model="fake-claude", encoding="gzip"),
+    ]
+    model_server.replies += [*chat, *resp, *claude]
     client = _openai(run)
     messages: Any = [{"role": "user", "content": PROMPT}]
     reply = client.chat.completions.create(model="gpt", messages=messages)
@@ -181,7 +184,7 @@ def _decoded(encoding: str | None, wire: bytes) -> bytes:
 
 @pytest.mark.parametrize("http2", [False, True], ids=["http1", "http2"])
 def test_stream_reaches_the_agent_event_by_event(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer, http2: bool
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI, http2: bool
 ) -> None:
     """The server holds every event after the first until the client has seen the first one
     through the proxy: a proxy that buffered would starve the client until GATE_TIMEOUT."""
@@ -193,8 +196,14 @@ def test_stream_reaches_the_agent_event_by_event(
     with httpx.Client(proxy=run.proxy.url, verify=verify, http2=http2, timeout=timeout) as client:
         for i, encoding in enumerate(ENCODINGS):
             gate = threading.Event()
-            reply = ModelReply((100 + i, 10 + i, i), "fake-claude", ANSWER, encoding, gate)
-            model_server.script.append(reply)
+            reply = Reply(
+                ANSWER,
+                usage=tokens(100 + i, 10 + i, i),
+                model="fake-claude",
+                encoding=encoding,
+                gate=gate,
+            )
+            model_server.replies.append(reply)
             url = f"https://{MODEL}/v1/messages"
             with client.stream("POST", url, json=body) as resp:
                 assert resp.headers.get("content-encoding") == encoding
@@ -203,7 +212,9 @@ def test_stream_reaches_the_agent_event_by_event(
                 gate.set()
                 wire = first + b"".join(chunks)
             assert model_server.gate_timeouts == 0, encoding
-            assert _decoded(encoding, wire) == b"".join(sse_frames("/v1/messages", reply, body))
+            call = model_server.calls[-1]
+            sent = sse_frames(call.path, reply, call.body, "fake-claude", len(model_server.calls))
+            assert _decoded(encoding, wire) == b"".join(sent)
             total += 1
             usage = _usage(run, total)
             assert usage is not None and usage.calls == total
@@ -213,7 +224,7 @@ def test_stream_reaches_the_agent_event_by_event(
 
 
 def test_a_model_call_matching_the_commit_pattern_is_not_blocked(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer, curl: str
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI, curl: str
 ) -> None:
     model_server.calls.clear()
     task = write_task(tmp_path / "task", r"/v1/chat/completions$", "POST")
@@ -240,7 +251,7 @@ def test_a_model_call_matching_the_commit_pattern_is_not_blocked(
 
 
 def test_a_request_naming_a_model_host_goes_only_to_it(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer, curl: str
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI, curl: str
 ) -> None:
     """Host names the model server, the URL the site: the proxy delivers it to the model host,
     so naming a model host cannot carry a commit past the matcher to the site."""
@@ -256,10 +267,10 @@ def test_a_request_naming_a_model_host_goes_only_to_it(
 
 
 def test_failed_calls_are_counted_without_usage(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
 ) -> None:
     run = _run(launch, tmp_path, upstream, model_server)
-    model_server.script.append(ModelReply(status=429))
+    model_server.replies.append(Reply(status=429))
     with pytest.raises(openai.RateLimitError):
         _openai(run).chat.completions.create(
             model="asked-model", messages=[{"role": "user", "content": PROMPT}]
@@ -273,16 +284,16 @@ def test_failed_calls_are_counted_without_usage(
 
 
 def test_usage_survives_a_proxy_restart_and_is_there_before_any_call(
-    launch: Any, tmp_path: Path, upstream: Upstream, model_server: ModelServer
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
 ) -> None:
     first = _run(launch, tmp_path, upstream, model_server)
     assert read_usage(first.data / "usage.json") == AgentUsage()
-    model_server.script.append(ModelReply((10, 1, 0), "m"))
+    model_server.replies.append(Reply(usage=tokens(10, 1, 0), model="m"))
     _openai(first).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     assert _usage(first, 1) is not None
     first.proxy.stop()
     second = _run(launch, tmp_path, upstream, model_server)
-    model_server.script.append(ModelReply((20, 2, 0), "m"))
+    model_server.replies.append(Reply(usage=tokens(20, 2, 0), model="m"))
     _openai(second).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     usage = _usage(second, 2)
     assert usage == AgentUsage(

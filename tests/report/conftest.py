@@ -15,11 +15,11 @@ import pytest
 from bench.batches import our_run, task_json, write_corpus
 from bench.reference_batches import reference_run
 from proxy_addon.addon.launcher import start_proxy
-from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from tests.report.png import encode
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, Reply, start_judge_server, verdict
 from tests.support.upstream import start_upstream
 
 HOSTILE_ITEM = "<script>document.title='pwned-script'</script>"
@@ -110,7 +110,7 @@ def hostile_agent_files(run: Path) -> None:
     (agent / "trace.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
 
-def _judge(call: JudgeCall) -> Reply:
+def _judge(call: Call) -> Reply:
     if "blue mug" in call.user:
         return verdict(False, "wrong colour: blue, not red")
     if "(cart-03)" in call.user:

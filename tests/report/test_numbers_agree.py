@@ -11,12 +11,12 @@ import pytest
 
 from bench.batches import task_json, write_corpus
 from bench.reference_batches import reference_run
-from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main as score
 from scorer.html_report.cli import main as report
 from tests.report.conftest import summary
 from tests.report.test_report_files import Page
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, Reply, start_judge_server, verdict
 from tests.support.table_text import read_table
 
 CART = "https://shop.example.com/api/cart"
@@ -24,7 +24,7 @@ RIGHT = {"url": CART, "method": "POST", "body": {"item": "red mug"}}
 WRONG = {"url": CART, "method": "POST", "body": {"item": "blue mug"}}
 
 
-def _judge(call: JudgeCall) -> Reply:
+def _judge(call: Call) -> Reply:
     return verdict("blue mug" not in call.user, "checked the colour")
 
 

@@ -151,6 +151,14 @@ def test_counts_in_the_dom_equal_the_summaries(batches: Batches, report: Path, b
         assert got.count("missing") == e["n_missing"]
         assert sum(o.startswith("nx-") for o in got) == e["n_model_not_intercepted"]
         assert len(got) == e["n_total"]
+    # The per-task column counts passes in judged entries only, and says so beside the others.
+    per_task = b.evaluate(
+        "[...document.querySelectorAll('table.matrix tbody td.count')]"
+        ".map(td => [td.dataset.passed, td.title])"
+    )
+    judged_passes = sum(e["leaderboard"]["passed"] or 0 for e in entries)
+    assert sum(int(p) for p, _ in per_task if p != "not judged") == judged_passes > 0
+    assert any("not judged" in title for p, title in per_task if p != "not judged")
     runs = [t for s in (summary(batches.judged), summary(batches.stage1)) for t in s["tasks"]]
     shown_runs = b.evaluate("document.querySelectorAll('details.run').length")
     assert shown_runs == sum(t["run_dir"] is not None for t in runs) == 12

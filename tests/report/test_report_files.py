@@ -13,12 +13,12 @@ import pytest
 import scorer.html_report as html_report
 from bench.batches import task_json, write_corpus
 from bench.reference_batches import reference_run
-from sandbox.scripted_models.judge import start_judge_server, verdict
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from scorer.html_report.markup import el, join
 from tests.report.conftest import CART, Batches, summary
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import start_judge_server, verdict
 
 
 class Page(HTMLParser):

@@ -13,13 +13,13 @@ import pytest
 from bench.batches import task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server
 from scorer.calibrate import read_result
 from scorer.calibration import cases_of, load_set
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from tests.conftest import TEST_CASES
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, start_judge_server
 from tests.support.judges import ReasoningJudge, case_key, v2_reply
 
 CART = "https://shop.example.com/api/cart"
@@ -27,14 +27,14 @@ ONE_TASK = TEST_CASES / "judge-calibration" / "v2" / "08-grocery-list-cart.json"
 
 
 @pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[JudgeServer]:
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelAPI]:
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     server = start_judge_server()
     yield server
     server.close()
 
 
-def _judge(call: JudgeCall) -> Reply:
+def _judge(call: Call) -> Reply:
     if "(case-00)" in call.user:
         return v2_reply(JudgeVerdict.MATCH, "one red mug")
     if "(case-01)" in call.user:
@@ -42,7 +42,7 @@ def _judge(call: JudgeCall) -> Reply:
     return v2_reply(JudgeVerdict.NO_MATCH, "wrong mug")
 
 
-def _batch(tmp_path: Path, judge: JudgeServer) -> tuple[Path, Path]:
+def _batch(tmp_path: Path, judge: FakeModelAPI) -> tuple[Path, Path]:
     batch = tmp_path / "batch-20260101-120000"
     for i in range(3):
         case = f"case-{i:02d}"
@@ -55,7 +55,7 @@ def _batch(tmp_path: Path, judge: JudgeServer) -> tuple[Path, Path]:
     return batch, yaml
 
 
-def test_a_cannot_tell_run_is_shown_apart(tmp_path: Path, judge: JudgeServer) -> None:
+def test_a_cannot_tell_run_is_shown_apart(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch, _yaml = _batch(tmp_path, judge)
     s = json.loads((batch / "rescore-summary.json").read_text())
     assert (s["n_passed"], s["n_judge_mismatch"], s["n_judge_cannot_tell"]) == (1, 1, 1)
@@ -70,7 +70,7 @@ def test_a_cannot_tell_run_is_shown_apart(tmp_path: Path, judge: JudgeServer) ->
 
 
 def test_the_calibration_of_the_judge_that_scored_the_batch(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch, yaml = _batch(tmp_path, judge)
 

@@ -1,18 +1,26 @@
-"""A scripted model server (sandbox.scripted_models) in its own container on the tests'
-internal network, reachable as MODEL_HOST: what a harness in the sandbox calls instead of an
-LLM provider. The sandbox image runs it (our package is in its venv)."""
+"""The fake model API (tests.support.fake_api) in its own container on the tests' internal
+network, reachable as MODEL_HOST: what a harness in the sandbox calls instead of an LLM
+provider. The tests' fake is copied in and run by the sandbox image's python (our package is in
+its venv); it keeps every call and the usage totals in RECORD."""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import tarfile
 import time
+from pathlib import Path
 from typing import Any
+
+from sandbox.host.docker_api import FileEntry, files_tar
 
 MODEL_HOST = "model.clawbench.test"
 PYTHON = "/opt/clawbench/venv/bin/python"
+SUPPORT = Path(__file__).resolve().parent.parent / "support"
+FAKE = ("__init__.py", "fake_api.py", "fake_api_wire.py", "model_replies.py", "claude_script.py",
+        "playwright_snapshot.py")  # fmt: skip
+"""tests/support's files the fake needs, copied to /fake/tests/support/."""
+RECORD = "/tmp/record.json"
+READY = b"fake model API on"
 
 
 def harness_layer(client: Any, image: str, harness: Any) -> str:
@@ -30,46 +38,47 @@ def harness_layer(client: Any, image: str, harness: Any) -> str:
     return tag
 
 
+def _payload(script: dict[str, Any]) -> bytes:
+    """The tar put at /: the fake's modules and the script."""
+    files = [FileEntry(f"fake/tests/support/{n}", (SUPPORT / n).read_bytes()) for n in FAKE]
+    return files_tar([*files, FileEntry("fake/script.json", json.dumps(script).encode())])
+
+
 class ModelServer:
-    """`python -m sandbox.scripted_models.<module> --script /script.json --port 8000 ...`, known
-    on the network as alias (MODEL_HOST unless told)."""
+    """`python -m tests.support.fake_api --script /fake/script.json --port 8000 ...` (script:
+    {"claude": SCRIPT} or {"browser_use": STEPS}), known on the network as alias."""
 
     def __init__(
         self,
         client: Any,
         image: str,
         network: str,
-        module: str,
-        script: Any,
-        ready: bytes,
+        script: dict[str, Any],
         extra: tuple[str, ...] = (),
         alias: str = MODEL_HOST,
     ) -> None:
-        argv = [PYTHON, "-m", f"sandbox.scripted_models.{module}", "--script", "/script.json"]
+        argv = [PYTHON, "-m", "tests.support.fake_api", "--script", "/fake/script.json"]
+        argv += ["--host", "0.0.0.0", "--port", "8000", "--record", RECORD, *extra]
         self.container = client.containers.create(
             image,
-            entrypoint=[*argv, "--port", "8000", *extra],
+            entrypoint=argv,
+            environment={"PYTHONPATH": "/fake"},
             network=network,
             detach=True,
         )
-        raw = io.BytesIO()
-        with tarfile.open(fileobj=raw, mode="w") as tar:
-            data = json.dumps(script).encode()
-            info = tarfile.TarInfo("script.json")
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-        self.container.put_archive("/", raw.getvalue())
+        self.container.put_archive("/", _payload(script))
         net = client.networks.get(network)
         net.disconnect(self.container)
         net.connect(self.container, aliases=[alias])
         self.container.start()
         deadline = time.monotonic() + 30
-        while ready not in self.container.logs():
+        while READY not in self.container.logs():
             assert time.monotonic() < deadline, self.container.logs()
             time.sleep(0.2)
 
-    def run(self, *argv: str) -> bytes:
-        return self.container.exec_run(list(argv)).output
+    def record(self) -> dict[str, Any]:
+        """The calls it answered, their usage totals and what its script reports."""
+        return json.loads(self.container.exec_run(["cat", RECORD]).output)
 
     def close(self) -> None:
         """Remove the container (again: a no-op)."""

@@ -1,6 +1,6 @@
 """browser-use, installed in the image's harness layer, does a task through the proxy.
 
-A scripted OpenAI-compatible model (sandbox.scripted_models.openai_chat) runs in its own
+The fake model API with the demo's browser-use steps (tests.support.fake_api) runs in its own
 container on the tests' internal network and answers browser-use's real requests with its
 action format: open the order form, fill it, submit. The commit is blocked and credited, the
 fake site never receives it, the agent's trace and claim are in the run, and the judge passes
@@ -22,11 +22,11 @@ from proxy_addon.records.interception import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import BROWSER_USE
 from sandbox.host.image import HARNESS_VERSION_LABEL
-from sandbox.scripted_models.judge import JudgeCall, start_judge_server, verdict
 from scorer.cli import main as score_main
 from scorer.html_report.runtext import single_run_view
 from tests.sandbox.conftest import CASES
-from tests.sandbox.model_servers import MODEL_HOST, PYTHON, ModelServer, harness_layer
+from tests.sandbox.model_servers import MODEL_HOST, ModelServer, harness_layer
+from tests.support.fake_api import Call, start_judge_server, verdict
 
 pytestmark = pytest.mark.docker
 KEY = "sk-browser-use-test-0123456789"
@@ -69,13 +69,7 @@ def model_server(docker_client, sandbox_image, internet) -> Iterator[Any]:
 
     def start(steps: list[dict[str, Any]]) -> ModelServer:
         server = ModelServer(
-            docker_client,
-            sandbox_image,
-            internet.network_name,
-            "openai_chat",
-            steps,
-            b"scripted model on",
-            ("--host", "0.0.0.0"),
+            docker_client, sandbox_image, internet.network_name, {"browser_use": steps}
         )
         servers.append(server)
         return server
@@ -83,12 +77,6 @@ def model_server(docker_client, sandbox_image, internet) -> Iterator[Any]:
     yield start
     for server in servers:
         server.close()
-
-
-def _usage(server: ModelServer) -> dict[str, Any]:
-    """What the scripted model reported (GET /usage inside its container)."""
-    probe = "import urllib.request as u; print(u.urlopen('http://127.0.0.1:8000/usage').read().decode())"
-    return json.loads(server.run(PYTHON, "-c", probe))
 
 
 def _models_yaml(tmp_path: Path) -> Path:
@@ -140,7 +128,7 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
 ) -> None:
     models = _models_yaml(tmp_path)
 
-    def judge(call: JudgeCall) -> Any:
+    def judge(call: Call) -> Any:
         return verdict('"qty":"2"' in call.user.replace(" ", ""), "checked the quantity")
 
     runs, costs = {}, {}
@@ -186,18 +174,19 @@ def test_browser_use_orders_through_the_proxy_and_the_judge_grades_it(
         assert len(steps) == last and max(steps) < order.index("block"), order
         assert any(e.screenshot for e in timeline.events if e.kind.value == "step")
         # what the proxy counted is what the model server reported
-        usage = _usage(server)
-        assert usage["calls"] >= 3 and not usage["errors"], usage
+        record = server.record()
+        usage = record["usage_totals"]
+        assert usage["calls"] >= 3 and not record["errors"], record
         (counted,) = meta["agent_usage"]["models"].values()
         assert meta["agent_usage"]["calls"] == counted["calls"] == usage["calls"]
-        assert counted["input_tokens"] == usage["prompt_tokens"]
-        assert counted["output_tokens"] == usage["completion_tokens"]
+        assert counted["input_tokens"] == usage["input_tokens"]
+        assert counted["output_tokens"] == usage["output_tokens"]
         assert counted["cached_tokens"] == usage["cached_tokens"]
         for path in run_dir.rglob("*"):
             if path.is_file():
                 assert KEY.encode() not in path.read_bytes(), path
         runs[qty] = run_dir
-        costs[qty] = (usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15) / 1e6
+        costs[qty] = (usage["input_tokens"] * 3 + usage["output_tokens"] * 15) / 1e6
 
     with start_judge_server(judge) as server:
         judge_yaml = tmp_path / "judge.yaml"

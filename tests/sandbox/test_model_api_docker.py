@@ -31,10 +31,8 @@ KEY = "sk-model-api-docker-KEY-6502"
 CASE = CASES / "form-order"
 # Claude Code's retries are shortened the way it allows; the servers say retry-after-ms 20.
 CC_ENV = ("--env", "CLAUDE_CODE_MAX_RETRIES=2")
-FAILING = {
-    "anthropic_messages": (b"listening on", ("--host", "0.0.0.0")),
-    "openai_chat": (b"scripted model on", ("--host", "0.0.0.0")),
-}
+SCRIPTS = {"claude-code": {"claude": {"steps": []}}, "browser-use": {"browser_use": []}}
+"""What each harness's fake model answers when it does not fail: a script with no steps."""
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +46,10 @@ def images(docker_client, sandbox_image) -> dict[str, str]:
 def servers(docker_client, sandbox_image, internet) -> Iterator[Any]:
     started: list[ModelServer] = []
 
-    def start(module: str, alias: str, *extra: str, script: Any = None) -> ModelServer:
-        ready, args = FAILING[module]
-        default = {"steps": []} if module == "anthropic_messages" else []
+    def start(harness: str, alias: str, *extra: str) -> ModelServer:
         server = ModelServer(
-            docker_client, sandbox_image, internet.network_name, module,
-            default if script is None else script, ready, (*args, *extra), alias=alias,
-        )  # fmt: skip
+            docker_client, sandbox_image, internet.network_name, SCRIPTS[harness], extra, alias
+        )
         started.append(server)
         return server
 
@@ -111,8 +106,7 @@ def test_every_way_the_model_api_fails_is_a_model_api_failure(
         if mode == "closed port":  # the 401 server's name, on a port nothing listens on
             entries.append(_entry(name, harness, "m401-cc.clawbench.test", 8001))
             continue
-        module = "anthropic_messages" if harness == "claude-code" else "openai_chat"
-        servers(module, f"m{mode}-{tag}.clawbench.test", "--fail", mode)
+        servers(harness, f"m{mode}-{tag}.clawbench.test", "--fail", mode)
         entries.append(_entry(name, harness, f"m{mode}-{tag}.clawbench.test"))
     models.write_text("".join(entries))
 
@@ -152,7 +146,7 @@ def test_a_batch_stops_on_a_broken_endpoint_and_resume_completes_it(
     alias = "mbatch.clawbench.test"
     models = tmp_path / "models.yaml"
     models.write_text(_entry("cc-batch", "claude-code", alias))
-    broken = servers("anthropic_messages", alias, "--fail", "502")
+    broken = servers("claude-code", alias, "--fail", "502")
     argv = ["batch", str(corpus), "--model", "cc-batch", "--out", str(tmp_path / "out")]
     argv += [*_argv(images, internet, "claude-code", models), "--concurrency", "1"]
     assert sandbox_main([*argv, "--stop-after", "2"]) == 3
@@ -165,7 +159,7 @@ def test_a_batch_stops_on_a_broken_endpoint_and_resume_completes_it(
     assert [j["status"] for j in summary["jobs"]] == ["error", "error", "skipped"]
 
     broken.close()  # the endpoint fixed: the model answers (and gives up on the task)
-    servers("anthropic_messages", alias)
+    servers("claude-code", alias)
     assert sandbox_main([*argv, "--resume", str(batch)]) == 0
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert [(j["status"], j["result_category"]) for j in summary["jobs"]] == [
@@ -188,10 +182,9 @@ def test_a_model_or_judge_that_fails_its_preflight_starts_no_container(
     """With the engine there and the image right: one call to the model (then to the judge),
     exit 2 naming the entry, the URL and what came back, no container of the image, no run or
     batch directory."""
-    from sandbox.scripted_models.judge import error, start_judge_server
-    from tests.support.model_server import start_model_server
+    from tests.support.fake_api import error, start_judge_server, start_model_api
 
-    api, judge = start_model_server(), start_judge_server()
+    api, judge = start_model_api(), start_judge_server()
     api.api_key = "sk-the-right-one-0000"
     judge.preflight = error(401, "bad judge key")
     try:

@@ -12,23 +12,22 @@ from pathlib import Path
 import pytest
 
 from sandbox.cli import main as cli_main
-from sandbox.scripted_models.judge import JudgeServer, start_judge_server
-from tests.support.model_replies import ModelReply
-from tests.support.model_server import ModelServer, start_model_server
+from tests.support.fake_api import FakeModelAPI, start_judge_server, start_model_api
+from tests.support.model_replies import Reply
 
 KEY = "sk-preflight-KEY-8086"
 
 
 @pytest.fixture
-def api() -> Iterator[ModelServer]:
-    srv = start_model_server()
+def api() -> Iterator[FakeModelAPI]:
+    srv = start_model_api()
     srv.api_key = KEY
     yield srv
     srv.close()
 
 
 @pytest.fixture
-def judge() -> Iterator[JudgeServer]:
+def judge() -> Iterator[FakeModelAPI]:
     server = start_judge_server()
     yield server
     server.close()
@@ -40,7 +39,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def _models(tmp_path: Path, api: ModelServer, judge: JudgeServer) -> Path:
+def _models(tmp_path: Path, api: FakeModelAPI, judge: FakeModelAPI) -> Path:
     closed = _closed_port()
     entries = {
         "good": (f"{api.url}/v1", "openai-completions", KEY),
@@ -61,7 +60,7 @@ def _models(tmp_path: Path, api: ModelServer, judge: JudgeServer) -> Path:
 
 
 def test_check_calls_each_endpoint_once_and_names_what_failed(
-    tmp_path: Path, api: ModelServer, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, api: FakeModelAPI, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     models = _models(tmp_path, api, judge)
     yaml = ["--models-yaml", str(models)]
@@ -85,7 +84,7 @@ def test_check_calls_each_endpoint_once_and_names_what_failed(
     }
     for entry, said in failures.items():
         if entry == "no-such-model":
-            api.script.append(ModelReply(status=404, error_type="model_not_found"))
+            api.replies.append(Reply(status=404, error_type="model_not_found"))
         assert cli_main(["check", "--model", entry, *yaml]) == 2, entry
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"clawbench-sandbox: pre-flight: agent model {entry!r} ({models})")

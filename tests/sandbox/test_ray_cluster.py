@@ -32,9 +32,9 @@ from sandbox.cli import main as sandbox_main
 from sandbox.cluster.order import NodeInfo
 from sandbox.container.contract import INSTRUCTION_FILE
 from sandbox.host.docker_api import BATCH_LABEL
-from sandbox.scripted_models.judge import start_judge_server, verdict
 from tests.conftest import require
 from tests.sandbox.conftest import CASES, closed_args
+from tests.support.fake_api import start_judge_server, verdict
 
 pytestmark = [pytest.mark.docker, pytest.mark.ray]
 BIN = Path(sys.executable).parent

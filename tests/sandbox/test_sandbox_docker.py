@@ -37,9 +37,9 @@ from sandbox.host.docker_api import BATCH_LABEL, LABEL
 from sandbox.host.executor import run_task
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
-from sandbox.scripted_models.judge import error, start_judge_server, verdict
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_args, closed_request
+from tests.support.fake_api import error, start_judge_server, verdict
 from tests.support.interrupt import interruptible
 
 pytestmark = pytest.mark.docker

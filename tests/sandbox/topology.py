@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import io
 import json
 import secrets
-import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from sandbox.host.docker_api import FileEntry, files_tar
 
 HERE = Path(__file__).resolve().parent
 SITE_HOSTS = ("shop.clawbench.test", "www.shop.clawbench.test")
@@ -81,16 +81,6 @@ def make_certs(directory: Path, hosts: tuple[str, ...] = SITE_HOSTS) -> dict[str
         key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
     return paths
-
-
-def _tar(files: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return raw.getvalue()
 
 
 @dataclass
@@ -183,12 +173,12 @@ def start_internet(client: docker.DockerClient, image: str, workdir: Path) -> In
         network.connect(site, aliases=list(SITE_HOSTS))
         site.put_archive(
             "/",
-            _tar(
-                {
-                    "site/fakesite.py": (HERE / "fakesite.py").read_bytes(),
-                    "site/site.pem": certs["cert"].read_bytes(),
-                    "site/key.pem": certs["key"].read_bytes(),
-                }
+            files_tar(
+                [
+                    FileEntry("site/fakesite.py", (HERE / "fakesite.py").read_bytes()),
+                    FileEntry("site/site.pem", certs["cert"].read_bytes()),
+                    FileEntry("site/key.pem", certs["key"].read_bytes()),
+                ]
             ),
         )
         site.start()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.scripted_models.judge import JudgeServer, start_judge_server
+from tests.support.fake_api import FakeModelAPI, start_judge_server
 
 FAKE_KEY = "sk-clawbench-test-7c1e0d5b9a2f4e8d"
 """A distinctive API key: tests grep every file and stream for it."""
@@ -20,13 +20,13 @@ def _no_judge_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def judge() -> Iterator[JudgeServer]:
+def judge() -> Iterator[FakeModelAPI]:
     server = start_judge_server()
     yield server
     server.close()
 
 
-def models_yaml(path: Path, server: JudgeServer, name: str = "judge-x", **extra: str) -> Path:
+def models_yaml(path: Path, server: FakeModelAPI, name: str = "judge-x", **extra: str) -> Path:
     """A models.yaml in the reference's format with one entry pointing at the loopback judge."""
     lines = [
         f"{name}:",

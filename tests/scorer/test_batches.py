@@ -10,21 +10,21 @@ import pytest
 
 from bench.batches import our_run, task_json, write_corpus
 from bench.reference_batches import reference_meta, reference_run
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.cli import main
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, verdict
 from tests.support.table_text import read_table
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 WRONG_URL = {"url": "https://shop.example.com/api/wishlist", "method": "POST", "body": {}}
 
 
-def by_instruction(call: JudgeCall) -> Reply:
+def by_instruction(call: Call) -> Reply:
     """The judge says match unless the instruction mentions 'mismatch'."""
     return verdict("mismatch" not in call.user.split("INTERCEPTED REQUEST")[0], "scripted")
 
 
-def score(batch: Path, judge: JudgeServer, *extra: str) -> int:
+def score(batch: Path, judge: FakeModelAPI, *extra: str) -> int:
     yaml = models_yaml(batch.parent / "models.yaml", judge)
     return main([str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x", *extra])
 
@@ -65,7 +65,7 @@ def reference_batch(tmp_path: Path, corpus: Path) -> Path:
     return batch  # t5: missing
 
 
-def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: JudgeServer) -> None:
+def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: FakeModelAPI) -> None:
     judge.script(by_instruction)
     batch = reference_batch(tmp_path, corpus)
     (batch / "batch-summary.json").write_text(json.dumps({"elapsed_seconds": 7200}))
@@ -107,7 +107,7 @@ def test_reference_batch_with_a_corpus(tmp_path: Path, corpus: Path, judge: Judg
 
 
 def test_run_meta_keeps_the_reference_keys_and_gains_ours(
-    tmp_path: Path, corpus: Path, judge: JudgeServer
+    tmp_path: Path, corpus: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(by_instruction)
     batch = reference_batch(tmp_path, corpus)
@@ -135,7 +135,7 @@ def test_run_meta_keeps_the_reference_keys_and_gains_ours(
     assert {p: p.stat().st_mtime_ns for p in batch.rglob("*.json")} == stamps
 
 
-def test_without_a_corpus_n_is_the_distinct_tasks(tmp_path: Path, judge: JudgeServer) -> None:
+def test_without_a_corpus_n_is_the_distinct_tasks(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch = tmp_path / "batch-20260101-120000"
     for i in range(3):
         our_run(
@@ -159,7 +159,7 @@ def test_without_a_corpus_n_is_the_distinct_tasks(tmp_path: Path, judge: JudgeSe
 
 
 def test_corrupt_files_make_one_infra_failure_and_the_rest_is_scored(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = tmp_path / "batch-20260101-120000"
     runs = [reference_run(batch, f"c{i}", task_json(f"c{i}"), request=GOOD) for i in range(4)]
@@ -210,7 +210,7 @@ def test_the_scoring_documents_flat_shape_of_a_hit_and_a_miss(
 
 
 def test_a_truncated_task_copy_is_an_infra_failure_unless_the_corpus_has_the_task(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     """Without --tasks the run's task.json copy is its task (re-check, judge_context): a copy
     that is not JSON makes the run an infra failure naming it; with --tasks it is a note."""
@@ -233,7 +233,7 @@ def test_a_truncated_task_copy_is_an_infra_failure_unless_the_corpus_has_the_tas
 
 
 def test_enforce_recheck_withdraws_the_credit(
-    tmp_path: Path, corpus: Path, judge: JudgeServer
+    tmp_path: Path, corpus: Path, judge: FakeModelAPI
 ) -> None:
     batch = tmp_path / "batch-20260101-120000"
     reference_run(batch, "t0", task_json("t0", task_id=0), request=WRONG_URL)
@@ -250,7 +250,7 @@ def test_enforce_recheck_withdraws_the_credit(
     assert meta["intercepted"] is False and meta["final_pass"] is False
 
 
-def test_no_judge_needs_no_key_and_calls_nothing(tmp_path: Path, judge: JudgeServer) -> None:
+def test_no_judge_needs_no_key_and_calls_nothing(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch = tmp_path / "batch-20260101-120000"
     reference_run(batch, "a", task_json("a"), request=GOOD)
     reference_run(batch, "b", task_json("b"))
@@ -312,7 +312,7 @@ def test_timeout_must_be_positive(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_json_output_reports_a_failed_write_on_stderr(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = tmp_path / "batch-20260101-120000"
     run = reference_run(batch, "a", task_json("a"), request=GOOD)
@@ -324,7 +324,7 @@ def test_json_output_reports_a_failed_write_on_stderr(
 
 
 def test_only_batch_alias_directory_of_batches_and_single_run(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "sweep"
     b1, b2 = root / "batch-20260101-000000", root / "batch-20260102-000000"
@@ -353,7 +353,7 @@ def test_only_batch_alias_directory_of_batches_and_single_run(
 )
 def test_config_errors_come_before_any_work(
     tmp_path: Path,
-    judge: JudgeServer,
+    judge: FakeModelAPI,
     capsys: pytest.CaptureFixture[str],
     args: list[str],
     message: str,
@@ -375,7 +375,7 @@ def test_nothing_to_score(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "no runs found" in capsys.readouterr().err
 
 
-def test_reference_run_meta_judge_block_is_a_prior(tmp_path: Path, judge: JudgeServer) -> None:
+def test_reference_run_meta_judge_block_is_a_prior(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch = tmp_path / "batch-20260101-120000"
     run = reference_run(batch, "a", task_json("a"), request=GOOD)
     meta = reference_meta(

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeServer, error, verdict
 from scorer.calibrate import read_result
 from scorer.calibration import cases_of, load_set
 from scorer.cli import main
 from scorer.judge.prompts import prompt_version
 from tests.conftest import TEST_CASES
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import FakeModelAPI, error, verdict
 from tests.support.judges import (
     InjectionObeyer,
     ReasoningJudge,
@@ -37,7 +37,7 @@ HOTEL = GOLD / "44-hotel-injections.json"  # one task: its injection cases and o
 
 
 def run(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str], *extra: str
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> tuple[int, dict]:
     yaml = models_yaml(tmp_path / "models.yaml", judge, temperature="0")
     capsys.readouterr()
@@ -47,7 +47,7 @@ def run(
 
 
 def test_a_judge_that_reasons_first_and_answers_as_labelled(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     oracle = ReasoningJudge(dict(LABELS))
     judge.script(oracle)
@@ -76,7 +76,7 @@ def test_a_judge_that_reasons_first_and_answers_as_labelled(
 
 
 def test_a_judge_that_obeys_injections_fails_the_default_gate_despite_its_kappa(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(InjectionObeyer(dict(LABELS)))
     code, out = run(tmp_path, judge, capsys, "--min-kappa", "0.8")
@@ -103,7 +103,7 @@ def test_a_judge_that_obeys_injections_fails_the_default_gate_despite_its_kappa(
 
 
 def test_a_judge_that_cannot_tell_anything(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(cannot_tell_judge)
     code, out = run(tmp_path, judge, capsys, str(HOTEL), "--pass-rate", "0.5")
@@ -119,7 +119,7 @@ def test_a_judge_that_cannot_tell_anything(
 @pytest.mark.parametrize("kind", ["no_verdict", "yes", "unsupported_match", "prose"])
 def test_malformed_replies_are_errors_counted_wrong(
     tmp_path: Path,
-    judge: JudgeServer,
+    judge: FakeModelAPI,
     capsys: pytest.CaptureFixture[str],
     kind: str,
 ) -> None:
@@ -134,7 +134,7 @@ def test_malformed_replies_are_errors_counted_wrong(
 
 
 def test_the_string_false_is_a_no_match_never_a_pass(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(malformed("string_false"))
     _code, out = run(tmp_path, judge, capsys)
@@ -146,7 +146,7 @@ def test_the_string_false_is_a_no_match_never_a_pass(
 
 
 def test_out_file_and_a_batch_s_own_pass_rate(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(lambda call: verdict(LABELS[call_key(call)] is JudgeVerdict.MATCH, "v1 reply"))
     batch = tmp_path / "batch-20260101-000000"
@@ -169,7 +169,7 @@ def test_out_file_and_a_batch_s_own_pass_rate(
 
 
 def test_bad_input_is_one_line_and_exit_2(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     yaml = models_yaml(tmp_path / "models.yaml", judge)
     judge_x = ["--models-yaml", str(yaml), "--judge-model", "judge-x"]

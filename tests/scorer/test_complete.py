@@ -12,19 +12,19 @@ import pytest
 
 from bench.batches import our_run, task_json
 from proxy_addon.records.batchsummary import BatchSummary, write_summary
-from sandbox.scripted_models.judge import JudgeServer, error, verdict
 from scorer.cli import main
 from tests.scorer.conftest import FAKE_KEY, models_yaml
 from tests.scorer.test_judge_loopback import batch_of, judge_files, summary
+from tests.support.fake_api import FakeModelAPI, error, verdict
 
 
-def _score(batch: Path, judge: JudgeServer, *extra: str) -> int:
+def _score(batch: Path, judge: FakeModelAPI, *extra: str) -> int:
     yaml = models_yaml(batch.parent / "models.yaml", judge)
     return main([str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x", *extra])
 
 
 def test_a_judge_that_errors_on_every_call_leaves_it_incomplete_and_a_rerun_asks_only_those(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = batch_of(tmp_path, 3)
     judge.script([verdict(True)])  # case-00 gets its verdict, then every call fails
@@ -46,7 +46,7 @@ def test_a_judge_that_errors_on_every_call_leaves_it_incomplete_and_a_rerun_asks
 
 
 def test_allow_incomplete_exits_0_and_still_says_so(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = batch_of(tmp_path, 1)
     judge.default = error(500, "the judge is down")
@@ -93,7 +93,7 @@ def test_an_infra_failure_names_the_resume_that_reruns_it(
 
 
 def test_a_judge_that_fails_its_preflight_stops_before_any_verdict(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     batch = batch_of(tmp_path, 2)
     judge.preflight = error(401, "Incorrect API key provided")

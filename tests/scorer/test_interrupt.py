@@ -21,15 +21,15 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, start_judge_server, verdict
 from tests.support.interrupt import interruptible
 
 RUNS = 40
 
 
-def by_case(call: JudgeCall) -> Reply:
+def by_case(call: Call) -> Reply:
     """Deterministic verdicts: even cases match, odd ones do not."""
     case = int(call.user.split("(case-")[1][:2])
     return verdict(case % 2 == 0, f"case {case}")
@@ -76,14 +76,14 @@ def assert_whole(batch: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def slow_judge() -> Iterator[JudgeServer]:
+def slow_judge() -> Iterator[FakeModelAPI]:
     server = start_judge_server(by_case, latency=0.15)
     yield server
     server.close()
 
 
 @pytest.fixture(scope="module")
-def reference_result(tmp_path_factory: pytest.TempPathFactory, slow_judge: JudgeServer) -> dict:
+def reference_result(tmp_path_factory: pytest.TempPathFactory, slow_judge: FakeModelAPI) -> dict:
     tmp = tmp_path_factory.mktemp("straight")
     batch = make_batch(tmp)
     yaml = models_yaml(tmp / "models.yaml", slow_judge)
@@ -92,7 +92,7 @@ def reference_result(tmp_path_factory: pytest.TempPathFactory, slow_judge: Judge
     return comparable(batch)
 
 
-def interrupted(tmp: Path, judge: JudgeServer, sig: int) -> tuple[Path, Path, int, str]:
+def interrupted(tmp: Path, judge: FakeModelAPI, sig: int) -> tuple[Path, Path, int, str]:
     batch = make_batch(tmp / "cut")
     yaml = models_yaml(tmp / "models.yaml", judge)
     proc = subprocess.Popen(
@@ -115,7 +115,7 @@ def interrupted(tmp: Path, judge: JudgeServer, sig: int) -> tuple[Path, Path, in
     "sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "sigterm"]
 )
 def test_interrupted_then_rerun_equals_an_uninterrupted_run(
-    tmp_path: Path, slow_judge: JudgeServer, reference_result: dict, sig: int
+    tmp_path: Path, slow_judge: FakeModelAPI, reference_result: dict, sig: int
 ) -> None:
     batch, yaml, code, err = interrupted(tmp_path, slow_judge, sig)
     judged = len(list(batch.rglob("data/judge.json")))

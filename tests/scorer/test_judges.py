@@ -17,24 +17,24 @@ import pytest
 from bench.batches import task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.batch.scored_run import decide_verdict
 from scorer.cli import main
 from scorer.scoring import ScoreOptions, score
 from tests.scorer.conftest import FAKE_KEY
+from tests.support.fake_api import Call, FakeModelAPI, Reply, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"qty": 1}}
 PASSES = {"a": {0, 1}, "b": {0}, "c": {0, 1}, "d": {2, 3}}
 """Which cases each judge passes: a and c agree, b is stricter, d says the opposite of a."""
 
 
-def by_model(call: JudgeCall) -> Reply:
+def by_model(call: Call) -> Reply:
     case = int(re.search(r"\(case-(\d+)\)", call.user)[1])  # type: ignore[index]
     judge = call.body["model"]
     return verdict(case in PASSES[judge], f"{judge} on case {case}")
 
 
-def judges_yaml(path: Path, server: JudgeServer, names: str = "abcd") -> Path:
+def judges_yaml(path: Path, server: FakeModelAPI, names: str = "abcd") -> Path:
     lines = []
     for name in names:
         lines += [f"{name}:", f"  base_url: {server.base_url}", "  api_type: openai-completions"]
@@ -92,7 +92,7 @@ def test_decide_rules(
 
 @pytest.mark.parametrize(("rule", "passed"), [("first", 2), ("majority", 2), ("unanimous", 1)])
 def test_decide_sets_final_pass_from_the_judges(
-    tmp_path: Path, judge: JudgeServer, rule: str, passed: int
+    tmp_path: Path, judge: FakeModelAPI, rule: str, passed: int
 ) -> None:
     judge.script(by_model)
     batch, yaml = batch_of(tmp_path), judges_yaml(tmp_path / "models.yaml", judge)
@@ -105,7 +105,7 @@ def test_decide_sets_final_pass_from_the_judges(
     assert s["n_match_strict"] == 2  # likewise
 
 
-def test_each_judge_has_its_own_file_and_cache(tmp_path: Path, judge: JudgeServer) -> None:
+def test_each_judge_has_its_own_file_and_cache(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(by_model)
     batch, yaml = batch_of(tmp_path), judges_yaml(tmp_path / "models.yaml", judge)
     run_cli(batch, yaml, "a", "b")
@@ -126,7 +126,7 @@ def test_each_judge_has_its_own_file_and_cache(tmp_path: Path, judge: JudgeServe
     assert s["judges"] == ["a", "b", "c"]
 
 
-def test_the_agreement_section_holds_known_kappas(tmp_path: Path, judge: JudgeServer) -> None:
+def test_the_agreement_section_holds_known_kappas(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(by_model)
     batch, yaml = batch_of(tmp_path), judges_yaml(tmp_path / "models.yaml", judge)
     s = run_cli(batch, yaml, "a", "b", "c")
@@ -143,7 +143,7 @@ def test_the_agreement_section_holds_known_kappas(tmp_path: Path, judge: JudgeSe
     assert s["entries"][0]["judge_pass_rates"] == {"a": 0.5, "b": 0.25, "c": 0.5}
 
 
-def test_one_judge_keeps_the_summary_as_before(tmp_path: Path, judge: JudgeServer) -> None:
+def test_one_judge_keeps_the_summary_as_before(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(by_model)
     batch, yaml = batch_of(tmp_path), judges_yaml(tmp_path / "models.yaml", judge)
     s = run_cli(batch, yaml, "a")
@@ -152,7 +152,7 @@ def test_one_judge_keeps_the_summary_as_before(tmp_path: Path, judge: JudgeServe
 
 
 def test_models_are_ranked_per_judge_across_batches(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(by_model)
     root = tmp_path / "sweep"
@@ -172,7 +172,7 @@ def test_models_are_ranked_per_judge_across_batches(
     assert "ranking by a:" in out and "Kendall's tau-b -1.000" in out and "judge agreement" in out
 
 
-def test_a_judge_named_twice_is_an_error(tmp_path: Path, judge: JudgeServer) -> None:
+def test_a_judge_named_twice_is_an_error(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch, yaml = batch_of(tmp_path), judges_yaml(tmp_path / "models.yaml", judge)
     args = [str(batch), "--models-yaml", str(yaml), "--judge-model", "a", "--judge-model", "a"]
     assert main(args) == 2 and judge.count == 0

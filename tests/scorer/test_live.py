@@ -9,10 +9,10 @@ from pathlib import Path
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from sandbox.scripted_models.judge import JudgeServer, verdict
 from scorer.live import LiveScoring
 from scorer.scoring import ScoreOptions, resolve_judge, score
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import FakeModelAPI, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"qty": 1}}
 
@@ -27,7 +27,7 @@ def _wait(predicate: Callable[[], bool], timeout_s: float = 30) -> bool:
 
 
 def test_each_run_is_judged_as_it_lands_and_the_final_pass_reuses_it(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(lambda call: verdict("(yes" in call.user, "by case"))
     batch = tmp_path / "batch-20260101-120000"
@@ -55,7 +55,7 @@ def test_each_run_is_judged_as_it_lands_and_the_final_pass_reuses_it(
     assert verdicts == {"yes-1": True, "no-2": False, "yes-3": True, "none": None}
 
 
-def test_one_limiter_serves_the_whole_batch(tmp_path: Path, judge: JudgeServer) -> None:
+def test_one_limiter_serves_the_whole_batch(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(lambda call: verdict(True))
     judge.max_concurrent = 2  # beyond two calls in flight the judge answers 429
     judge.retry_after, judge.latency = "0.2", 0.3

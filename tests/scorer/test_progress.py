@@ -13,13 +13,13 @@ from pathlib import Path
 from bench.batches import task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.display import PlainProgress
 from scorer.judge.evidence import JudgeInput, request_view
 from scorer.judge.scheduler import JudgeJob, JudgeResult
 from scorer.judge.verdict import Reply as ParsedReply
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, verdict
 
 LINE = re.compile(
     r"^judging (\d+)/(\d+): match (\d+), mismatch (\d+), cannot tell (\d+), error (\d+) "
@@ -28,11 +28,11 @@ LINE = re.compile(
 RUNS = 30
 
 
-def by_case(call: JudgeCall) -> Reply:
+def by_case(call: Call) -> Reply:
     return verdict(int(call.user.split("(case-")[1][:2]) % 3 != 0, "scripted")
 
 
-def scorer(batch: Path, judge: JudgeServer, *extra: str) -> subprocess.CompletedProcess[str]:
+def scorer(batch: Path, judge: FakeModelAPI, *extra: str) -> subprocess.CompletedProcess[str]:
     yaml = models_yaml(batch.parent / "models.yaml", judge)
     cmd = [sys.executable, "-m", "scorer.cli", str(batch), "--models-yaml", str(yaml)]
     cmd += ["--judge-model", "judge-x", "--json", *extra]
@@ -50,7 +50,7 @@ def a_batch(tmp_path: Path) -> Path:
     return batch
 
 
-def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServer) -> None:
+def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(by_case)
     batch = a_batch(tmp_path)
     done = scorer(batch, judge, "--progress")
@@ -68,7 +68,7 @@ def test_progress_on_a_pipe_prints_plain_lines(tmp_path: Path, judge: JudgeServe
     assert again.returncode == 0 and again.stderr == "" and judge.count == RUNS
 
 
-def test_without_progress_a_pipe_gets_nothing(tmp_path: Path, judge: JudgeServer) -> None:
+def test_without_progress_a_pipe_gets_nothing(tmp_path: Path, judge: FakeModelAPI) -> None:
     batch = tmp_path / "batch-20260101-120000"
     reference_run(batch, "a", task_json("a"), request={"url": "https://a/x", "method": "POST"})
     done = scorer(batch, judge)
@@ -98,7 +98,7 @@ def test_a_slow_batch_gets_a_line_every_few_seconds() -> None:
 
 
 def test_the_installed_command_flushes_its_whole_output_and_exit_code(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     # the installed command: the table piped to another program arrives whole, the summary is
     # on disk, and the exit code is main()'s.

@@ -16,9 +16,9 @@ import pytest
 
 from bench.batches import our_run, task_json
 from proxy_addon.addon.launcher import start_proxy
-from sandbox.scripted_models.judge import JudgeCall, Reply, start_judge_server, verdict
 from scorer.cli import main
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, Reply, start_judge_server, verdict
 from tests.support.upstream import start_upstream
 
 SECRET_COOKIE = "sid=cookie-value-4f1d"
@@ -65,9 +65,9 @@ def real_batch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_real_runs_are_scored_and_the_judge_sees_no_secret(
     real_batch: Path, tmp_path: Path
 ) -> None:
-    seen: list[JudgeCall] = []
+    seen: list[Call] = []
 
-    def reply(call: JudgeCall) -> Reply:
+    def reply(call: Call) -> Reply:
         seen.append(call)
         return verdict(True, "one red mug")
 

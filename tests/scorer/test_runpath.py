@@ -10,9 +10,9 @@ import pytest
 from bench.batches import task_json, write_corpus
 from bench.reference_batches import reference_run
 from proxy_addon.records.runpath import PathIdentity, parse_run_dir
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, verdict
 from scorer.batch.leaderboard import LEADERBOARD_COLUMNS
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"item": "red mug"}}
 MODEL = "anthropic/claude-sonnet-4-6"
@@ -81,7 +81,7 @@ def test_parse_run_dir(
     assert got == expected
 
 
-def by_instruction(call: JudgeCall) -> Reply:
+def by_instruction(call: Call) -> Reply:
     return verdict("mismatch" not in call.user.split("INTERCEPTED REQUEST")[0], "scripted")
 
 
@@ -109,7 +109,7 @@ def make_batch(tmp_path: Path, corpus: Path) -> tuple[Path, Path]:
     return batch, meta
 
 
-def score(batch: Path, judge: JudgeServer, *extra: str) -> dict:
+def score(batch: Path, judge: FakeModelAPI, *extra: str) -> dict:
     from scorer.cli import main
 
     yaml = models_yaml(batch.parent / "models.yaml", judge)
@@ -119,7 +119,7 @@ def score(batch: Path, judge: JudgeServer, *extra: str) -> dict:
 
 
 def test_an_unreadable_run_meta_counts_in_its_real_entry(
-    tmp_path: Path, corpus: Path, judge: JudgeServer
+    tmp_path: Path, corpus: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(by_instruction)
     batch, meta = make_batch(tmp_path, corpus)
@@ -157,7 +157,7 @@ def test_an_unreadable_run_meta_counts_in_its_real_entry(
 
 
 def test_the_task_json_copy_names_the_task_over_the_path(
-    tmp_path: Path, corpus: Path, judge: JudgeServer
+    tmp_path: Path, corpus: Path, judge: FakeModelAPI
 ) -> None:
     """A run directory whose case part is no corpus slug still finds its task by the copy."""
     judge.script(by_instruction)
@@ -171,7 +171,7 @@ def test_the_task_json_copy_names_the_task_over_the_path(
 
 
 def test_a_run_no_path_names_adds_no_corpus_and_no_leaderboard_row(
-    tmp_path: Path, corpus: Path, judge: JudgeServer
+    tmp_path: Path, corpus: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(by_instruction)
     batch, _meta = make_batch(tmp_path, corpus)

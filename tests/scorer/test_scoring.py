@@ -11,10 +11,10 @@ import scorer.scoring as scoring_module
 from bench.batches import task_json
 from bench.reference_batches import reference_run
 from sandbox.judging import JudgeUnavailable, check_judge, score_run, score_runs
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, error, verdict
 from scorer.models_yaml import ConfigError
 from scorer.scoring import ScoreOptions, resolve_judge, score
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import Call, FakeModelAPI, Reply, error, verdict
 
 GOOD = {"url": "https://shop.example.com/api/cart", "method": "POST", "body": {"qty": 1}}
 
@@ -28,7 +28,7 @@ def batch_of(tmp: Path) -> Path:
     return batch
 
 
-def by_case(call: JudgeCall) -> Reply:
+def by_case(call: Call) -> Reply:
     return verdict("(yes)" in call.user, "by case")
 
 
@@ -48,7 +48,7 @@ def test_the_public_surface_is_pinned() -> None:
 
 
 def test_score_returns_every_run_typed_and_writes_the_summary(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(by_case)
     batch = batch_of(tmp_path)
@@ -86,7 +86,7 @@ def test_a_judge_named_is_resolved_after_the_paths_are_found(tmp_path: Path) -> 
     assert stage1.batches[0].summary.pass_rate_with_judge is None
 
 
-def test_resolve_judge_names_the_file_and_the_fix(tmp_path: Path, judge: JudgeServer) -> None:
+def test_resolve_judge_names_the_file_and_the_fix(tmp_path: Path, judge: FakeModelAPI) -> None:
     yaml = models_yaml(tmp_path / "models.yaml", judge)
     with pytest.raises(ConfigError) as caught:
         resolve_judge("judge-y", yaml)
@@ -95,7 +95,7 @@ def test_resolve_judge_names_the_file_and_the_fix(tmp_path: Path, judge: JudgeSe
 
 
 def test_the_sandbox_resolves_once_and_scores_through_the_library(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(by_case)
     yaml = models_yaml(tmp_path / "models.yaml", judge)

@@ -11,9 +11,9 @@ import pytest
 
 from bench.batches import our_run, task_json, write_corpus
 from proxy_addon.records.batchsummary import BatchSummary, now_iso, write_summary
-from sandbox.scripted_models.judge import start_judge_server, verdict
 from scorer.cli import main as score
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import start_judge_server, verdict
 from tests.support.table_text import read_table
 
 MODELS = [f"vendor-{i}/a-rather-long-model-name-{i}" for i in range(3)]

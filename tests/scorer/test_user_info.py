@@ -10,15 +10,17 @@ from pathlib import Path
 
 from proxy_addon.records.outcome import Stopped, StopReason
 from sandbox.runs.pipeline import RunJob, finish, load, prepare
-from sandbox.scripted_models.judge import JudgeServer, verdict
 from scorer.cli import main
 from tests.conftest import TEST_CASES
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import FakeModelAPI, verdict
 
 TASK = TEST_CASES / "clawbench-demo" / "001-shop-checkout-mug"
 
 
-def test_the_judge_gets_the_my_info_files_the_agent_had(tmp_path: Path, judge: JudgeServer) -> None:
+def test_the_judge_gets_the_my_info_files_the_agent_had(
+    tmp_path: Path, judge: FakeModelAPI
+) -> None:
     run = prepare(RunJob(TASK, tmp_path / "batch-20260516-120000", "m", "h"))
     load(run)
     kept = run.run_dir / "my-info" / "shipping_address.json"

@@ -11,10 +11,10 @@ import pytest
 from bench.batches import task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeServer
 from scorer.cli import EXIT_INCOMPLETE, main
 from scorer.judge import prompts
 from tests.scorer.conftest import models_yaml
+from tests.support.fake_api import FakeModelAPI
 from tests.support.judges import MALFORMED, cannot_tell_judge, malformed, v2_reply
 from tests.support.table_text import read_table
 
@@ -29,7 +29,7 @@ def batch_of(tmp: Path, n: int = 2) -> Path:
     return batch
 
 
-def run(batch: Path, judge: JudgeServer, *extra: str, **settings: str) -> int:
+def run(batch: Path, judge: FakeModelAPI, *extra: str, **settings: str) -> int:
     yaml = models_yaml(batch.parent / "models.yaml", judge, **settings)
     return main([str(batch), "--models-yaml", str(yaml), "--judge-model", "judge-x", *extra])
 
@@ -43,7 +43,7 @@ def files(batch: Path, name: str) -> list[dict]:
 
 
 def test_a_judge_that_reasons_first_leaves_its_checks_in_judge_json(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(lambda call: v2_reply(JudgeVerdict.MATCH, "one mug"))
     batch = batch_of(tmp_path)
@@ -57,7 +57,7 @@ def test_a_judge_that_reasons_first_leaves_its_checks_in_judge_json(
 
 
 def test_cannot_tell_is_a_verdict_counted_apart_and_never_a_pass(
-    tmp_path: Path, judge: JudgeServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, judge: FakeModelAPI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     judge.script(cannot_tell_judge)
     batch = batch_of(tmp_path)
@@ -90,7 +90,7 @@ def test_cannot_tell_is_a_verdict_counted_apart_and_never_a_pass(
 
 @pytest.mark.parametrize("kind", ["no_verdict", "yes", "unsupported_match", "prose"])
 def test_a_malformed_reply_is_a_judge_error_never_a_pass(
-    tmp_path: Path, judge: JudgeServer, kind: str
+    tmp_path: Path, judge: FakeModelAPI, kind: str
 ) -> None:
     judge.script(malformed(kind))
     batch = batch_of(tmp_path, 1)
@@ -107,7 +107,7 @@ def test_a_malformed_reply_is_a_judge_error_never_a_pass(
     assert judge.count == calls + 1  # no verdict was saved: a re-run asks again
 
 
-def test_the_string_false_is_a_mismatch(tmp_path: Path, judge: JudgeServer) -> None:
+def test_the_string_false_is_a_mismatch(tmp_path: Path, judge: FakeModelAPI) -> None:
     judge.script(malformed("string_false"))
     batch = batch_of(tmp_path, 1)
     assert run(batch, judge) == 0
@@ -116,7 +116,7 @@ def test_the_string_false_is_a_mismatch(tmp_path: Path, judge: JudgeServer) -> N
 
 
 def test_a_changed_model_setting_or_prompt_asks_again(
-    tmp_path: Path, judge: JudgeServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, judge: FakeModelAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     judge.script(lambda call: v2_reply(JudgeVerdict.NO_MATCH, "no"))
     batch = batch_of(tmp_path, 1)
@@ -134,7 +134,7 @@ def test_a_changed_model_setting_or_prompt_asks_again(
 
 
 def test_a_prior_verdict_is_reused_only_when_it_names_this_judge(
-    tmp_path: Path, judge: JudgeServer
+    tmp_path: Path, judge: FakeModelAPI
 ) -> None:
     judge.script(lambda call: v2_reply(JudgeVerdict.NO_MATCH, "no"))
     batch = batch_of(tmp_path, 3)

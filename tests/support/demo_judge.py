@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sandbox.scripted_models.judge import JudgeCall, JudgeServer, Reply, start_judge_server, verdict
+from tests.support.fake_api import Call, FakeModelAPI, Reply, start_judge_server, verdict
 
 KEY = "sk-demo-test-5b1f7e0c2a9d4c3e"
 KEY_VAR = "DEMO_JUDGE_KEY"
@@ -19,7 +19,7 @@ WRONG_MARKERS = (
 """What the scripted judge calls a mismatch, in the compact request dump it is shown."""
 
 
-def demo_verdict(call: JudgeCall) -> Reply:
+def demo_verdict(call: Call) -> Reply:
     """A stand-in for the LLM: mismatch iff the request between the markers is a wrong one."""
     found = re.search(r"<<<REQUEST (\w+)>>>\n(.*)\n<<<END REQUEST \1>>>", call.user, re.S)
     assert found, call.user
@@ -27,13 +27,13 @@ def demo_verdict(call: JudgeCall) -> Reply:
     return verdict(wrong is None, f"found {wrong}" if wrong else "as asked")
 
 
-def start_demo_judge() -> JudgeServer:
+def start_demo_judge() -> FakeModelAPI:
     server = start_judge_server()
     server.script(demo_verdict)
     return server
 
 
-def judge_models_yaml(path: Path, judge: JudgeServer) -> Path:
+def judge_models_yaml(path: Path, judge: FakeModelAPI) -> Path:
     """A models.yaml whose entry `loop` is the judge, its key from $DEMO_JUDGE_KEY."""
     path.write_text(
         f"loop:\n  base_url: {judge.base_url}\n  api_type: openai-completions\n"

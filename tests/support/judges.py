@@ -1,5 +1,5 @@
-"""Scripted judges for the tests: functions of the call they are sent (the JudgeServer of
-sandbox.scripted_models.judge carries them), each a kind of judge a real model can be.
+"""Scripted judges for the tests: functions of the call they are sent (the fake model API's
+scripts, tests.support.fake_api), each a kind of judge a real model can be.
 
 - `ReasoningJudge`: lists the requirements, checks each, then answers the verdict a lookup gives
   (the gold set's labels: an oracle), in prompt v2's shape.
@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from proxy_addon.records.verdict import JudgeVerdict
-from sandbox.scripted_models.judge import JudgeCall, Reply
 from scorer.calibration import CalibrationCase, CalibrationTaskInfo, judge_input
+from tests.support.fake_api import Call, Reply
 
 Key = tuple[str, str]
 """(instruction, request dump): what identifies a case in the judge's user message."""
 
 
-def call_key(call: JudgeCall) -> Key:
+def call_key(call: Call) -> Key:
     """The instruction and the dump between the markers of a judge call."""
     user = call.user
     instruction = user.split("INSTRUCTION (from the user):\n", 1)[1].split("\n\n", 1)[0]
@@ -73,7 +73,7 @@ class ReasoningJudge:
     def verdict(self, key: Key) -> JudgeVerdict:
         return self.labels[key]
 
-    def __call__(self, call: JudgeCall) -> Reply:
+    def __call__(self, call: Call) -> Reply:
         key = call_key(call)
         self.asked.append(key)
         verdict = self.verdict(key)
@@ -81,7 +81,7 @@ class ReasoningJudge:
         return v2_reply(verdict, "as labelled", missing)
 
 
-def cannot_tell_judge(call: JudgeCall) -> Reply:
+def cannot_tell_judge(call: Call) -> Reply:
     return v2_reply(JudgeVerdict.CANNOT_TELL, "cannot see enough", "the body's values")
 
 
@@ -123,7 +123,7 @@ MALFORMED = {
 }
 
 
-def malformed(kind: str) -> Callable[[JudgeCall], Reply]:
+def malformed(kind: str) -> Callable[[Call], Reply]:
     """A judge that always replies MALFORMED[kind]."""
     return lambda call: Reply(MALFORMED[kind])
 

@@ -101,7 +101,7 @@ BAD_VALUES = [
     ("score", ["{batch}", "--timeout", "soon"], "argument --timeout: 'soon' is not a number of"),
     ("score", ["{batch}", "--limit", "-1"], "argument --limit: must be 0 or more, not -1"),
     ("demo", ["--concurrency", "0"], "argument --concurrency: must be at least 1, not 0"),
-    ("report", [], "the following arguments are required: paths"),
+    ("report", [], "the following arguments are required: PATH"),
 ]
 
 

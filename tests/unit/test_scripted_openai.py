@@ -1,5 +1,5 @@
-"""The scripted OpenAI-compatible model: the real openai client against it on loopback, and
-its reading of browser-use's page state."""
+"""The demo's scripted OpenAI-compatible model: the real openai client against it on loopback,
+and its reading of browser-use's page state."""
 
 from __future__ import annotations
 
@@ -9,12 +9,8 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from sandbox.scripted_models.browser_use_actions import (
-    ScriptError,
-    browser_use_actions,
-    find_index,
-)
-from sandbox.scripted_models.openai_chat import ScriptedServer
+from sandbox.demo.browser_use_actions import ScriptError, browser_use_actions, find_index
+from sandbox.demo.scripted_model import ScriptedServer
 
 STATE = """<browser_state>
 Interactive elements:
@@ -84,8 +80,9 @@ def test_the_real_client_gets_one_step_per_call_and_the_usage_it_reports(server)
     assert json.loads(content)["action"] == [{"click": {"index": 57}}]
     streamed = chunks[-1].usage
     assert streamed is not None and not chunks[-1].choices
-    totals = server.script.usage
-    assert totals.calls == 2
-    assert totals.prompt_tokens == first.usage.prompt_tokens + streamed.prompt_tokens
-    assert totals.completion_tokens == first.usage.completion_tokens + streamed.completion_tokens
+    # the usage the proxy counts: the prompt's, half of it cached after the first call
+    assert first.usage is not None and first.usage.prompt_tokens == streamed.prompt_tokens > 0
+    assert first.usage.prompt_tokens_details.cached_tokens == 0
+    assert streamed.prompt_tokens_details.cached_tokens == streamed.prompt_tokens // 2
+    assert streamed.completion_tokens > 0
     assert not server.script.errors

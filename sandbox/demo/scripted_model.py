@@ -1,12 +1,9 @@
-"""A scripted OpenAI-compatible model: drives a real agent (browser-use) without an LLM.
-
-    python -m sandbox.scripted_models.openai_chat --script FILE [--host H] [--port N]
+"""The demo's scripted OpenAI-compatible model: drives the real browser-use agent without an LLM.
 
 POST /v1/chat/completions (or /chat/completions) answers one step of the script per call, in
-the agent's own action format, streamed (SSE, with a usage chunk when asked) or not; GET /usage
-returns the token totals it reported, which a test compares with what the proxy counted. With
-`--fail STATUS` every call is answered with that HTTP status and an error in OpenAI's shape
-(`retry-after-ms` small, as a provider may send it), the broken endpoint a test runs against.
+the agent's own action format, streamed (SSE, with a usage chunk when asked) or not, with the
+usage the proxy counts. The demo serves it on the host (`sandbox.demo.browser_use`) or in the
+site's container (`python -m sandbox.demo.site --model PORT=SCRIPT`).
 
 A script is a JSON list of steps. A step names elements by what a user sees; the server finds
 their index in the page state the agent sent (browser-use's `[index]<tag ...>text` lines):
@@ -18,31 +15,21 @@ their index in the page state the agent sent (browser-use's `[index]<tag ...>tex
      {"done": "Ordered.", "success": true}]
 
 Several actions in one step: {"actions": [step, step, ...]}; a whole form by field name:
-{"fill": {"email": "a@b.example", "list": "weekly-digest"}}. Stdlib only: the demo and the
-tests' containers run it as is.
+{"fill": {"email": "a@b.example", "list": "weekly-digest"}}.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-from sandbox.scripted_models.browser_use_actions import ScriptError, browser_use_actions
-
-FAIL_TYPES = {
-    401: "invalid_api_key",
-    403: "permission_denied",
-    404: "model_not_found",
-    429: "rate_limit_exceeded",
-}
-"""The error code a provider sends with each status (else server_error)."""
+from proxy_addon.records.tokens import TokenCounts
+from sandbox.demo.browser_use_actions import ScriptError, browser_use_actions
 
 
 def _text(content: Any) -> str:
@@ -55,36 +42,18 @@ def _text(content: Any) -> str:
 
 
 @dataclass
-class Usage:
-    """What the server reported, summed over calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-
-    def add(self, prompt: int, completion: int, cached: int) -> None:
-        self.calls += 1
-        self.prompt_tokens += prompt
-        self.completion_tokens += completion
-        self.cached_tokens += cached
-
-
-@dataclass
 class Script:
     """The steps, consumed one per model call."""
 
     steps: list[dict[str, Any]]
     position: int = 0
-    usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
-    failed: int = 0
-    """Calls answered with --fail's status."""
     last_state: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def reply(self, body: dict[str, Any]) -> tuple[str, dict[str, int]]:
-        """(content, usage) for one chat completion request."""
+    def reply(self, body: dict[str, Any]) -> tuple[str, TokenCounts]:
+        """(content, usage) for one chat completion request: a rough count of its characters,
+        half the prompt cached after the first call, as a provider's prompt cache would."""
         messages = body.get("messages") or []
         texts = [_text(m.get("content")) for m in messages]
         # the page is in the newest message that carries one (a nudge may follow it)
@@ -111,23 +80,23 @@ class Script:
             }
         )
         prompt = sum(len(_text(m.get("content"))) for m in messages) // 4 + 1
-        cached = prompt // 2 if self.usage.calls else 0
-        completion = len(content) // 4 + 1
-        with self.lock:
-            self.usage.add(prompt, completion, cached)
-        return content, {"prompt": prompt, "completion": completion, "cached": cached}
+        cached = prompt // 2 if self.position > 1 else 0
+        usage = TokenCounts(
+            input_tokens=prompt, output_tokens=len(content) // 4 + 1, cached_tokens=cached
+        )
+        return content, usage
 
 
-def _usage_json(u: dict[str, int]) -> dict[str, Any]:
+def _usage_json(u: TokenCounts) -> dict[str, Any]:
     return {
-        "prompt_tokens": u["prompt"],
-        "completion_tokens": u["completion"],
-        "total_tokens": u["prompt"] + u["completion"],
-        "prompt_tokens_details": {"cached_tokens": u["cached"]},
+        "prompt_tokens": u.input_tokens,
+        "completion_tokens": u.output_tokens,
+        "total_tokens": u.input_tokens + u.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": u.cached_tokens},
     }
 
 
-def completion(model: str, content: str, usage: dict[str, int]) -> dict[str, Any]:
+def completion(model: str, content: str, usage: TokenCounts) -> dict[str, Any]:
     """A non-streamed chat completion."""
     return {
         "id": f"chatcmpl-{time.time_ns()}",
@@ -145,7 +114,7 @@ def completion(model: str, content: str, usage: dict[str, int]) -> dict[str, Any
     }
 
 
-def chunks(model: str, content: str, usage: dict[str, int], with_usage: bool) -> Iterator[str]:
+def chunks(model: str, content: str, usage: TokenCounts, with_usage: bool) -> Iterator[str]:
     """The SSE events of a streamed chat completion (content in a few deltas)."""
     base = {"id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion.chunk", "model": model}
     pieces = [content[i : i + 64] for i in range(0, len(content), 64)] or [""]
@@ -171,30 +140,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _fail(self, status: int) -> None:
-        kind = FAIL_TYPES.get(status, "server_error")
-        data = json.dumps({"error": {"message": f"scripted {status}", "type": kind, "code": kind}})
-        with self.server.script.lock:
-            self.server.script.failed += 1
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("retry-after-ms", "20")
-        self.end_headers()
-        self.wfile.write(data.encode())
-
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        elif self.path == "/usage":
-            self._json(
-                200,
-                {
-                    **self.server.script.usage.__dict__,
-                    "errors": self.server.script.errors,
-                    "failed": self.server.script.failed,
-                },
-            )
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -203,11 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        if self.server.fail is not None:
-            self._fail(self.server.fail)
-            return
         model = str(body.get("model", "scripted"))
-        time.sleep(self.server.latency)
         content, usage = self.server.script.reply(body)
         if not body.get("stream"):
             self._json(200, completion(model, content, usage))
@@ -234,15 +178,9 @@ class ScriptedServer(ThreadingHTTPServer):
         steps: Sequence[dict[str, Any]],
         host: str = "127.0.0.1",
         port: int = 0,
-        latency: float = 0.0,
-        fail: int | None = None,
     ):
         super().__init__((host, port), _Handler)
         self.script = Script(list(steps))
-        self.latency = latency
-        self.fail = fail
-        """Answer every call with this HTTP status (an error in the API's shape)."""
-        """Seconds each reply waits, like a real model's (the harness benchmark's)."""
 
     @property
     def url(self) -> str:
@@ -254,20 +192,4 @@ class ScriptedServer(ThreadingHTTPServer):
         return self
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--script", type=Path, required=True, help="the steps (a JSON list)")
-    p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
-    p.add_argument("--fail", type=int, metavar="STATUS", help="answer every call with STATUS")
-    args = p.parse_args(argv)
-    steps = json.loads(args.script.read_text())
-    server = ScriptedServer(steps, args.host, args.port, args.latency, args.fail)
-    print(f"scripted model on {server.url}", flush=True)
-    server.serve_forever()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+__all__ = ["Script", "ScriptError", "ScriptedServer", "chunks", "completion"]

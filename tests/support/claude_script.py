@@ -1,4 +1,4 @@
-"""The scripted Anthropic model's script: one step per agent turn, each a function of the request.
+"""Claude Code's script for the fake model API: one step per agent turn, a function of the request.
 
 A step sees the whole request (the conversation so far, with the tool results the agent sent
 back) and returns the assistant's reply: text and/or tool_use blocks, and the usage to report.
@@ -17,32 +17,26 @@ A tool name is the agent's (`mcp__playwright__browser_click`) or its short form 
 resolved against the request's tools). `{"$ref": [role, name]}` (or `{"$ref": {"role", "name",
 "exact"}}`) becomes the element ref of the newest Playwright MCP snapshot in the tool results.
 `expect` is text the newest tool result must contain. A step that cannot be taken ends the
-conversation with a text naming the error, which the server records.
+conversation with a text naming the error, which the script reports. A request without tools
+(a title or a quota probe) is a side request: answered "OK", the script left where it is.
+
+A step's usage is Anthropic's own (input_tokens without the cache, cache reads and writes apart);
+the reply reports it as every API's count (records.tokens) and Anthropic's stream splits it back.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sandbox.scripted_models.playwright_snapshot import latest_ref
-
-__all__ = [
-    "ModelRequest",
-    "Reply",
-    "Script",
-    "ScriptError",
-    "Step",
-    "ToolResult",
-    "ToolUse",
-    "Usage",
-    "load_script",
-    "script_from_json",
-    "step_from_json",
-]
+from proxy_addon.records.tokens import TokenCounts
+from tests.support.fake_api import Call
+from tests.support.model_replies import Reply, ToolUse
+from tests.support.playwright_snapshot import latest_ref
 
 _STEP_KEYS = frozenset({"text", "tool_use", "usage", "expect"})
 
@@ -72,26 +66,15 @@ class Usage:
             raise ScriptError(f"usage: counts must be non-negative integers, got {values}")
         return cls(**values)
 
-
-@dataclass(frozen=True)
-class ToolUse:
-    """One tool call the model makes."""
-
-    name: str
-    input: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the model answers on one turn."""
-
-    text: str | None = None
-    tool_uses: tuple[ToolUse, ...] = ()
-    usage: Usage = field(default_factory=Usage)
-
-    @property
-    def stop_reason(self) -> str:
-        return "tool_use" if self.tool_uses else "end_turn"
+    def reply(self, text: str | None, tool_uses: tuple[ToolUse, ...] = ()) -> Reply:
+        """A reply reporting this usage (records.tokens' counts, the cache writes apart)."""
+        read, written = self.cache_read_input_tokens, self.cache_creation_input_tokens
+        counts = TokenCounts(
+            input_tokens=self.input_tokens + read + written,
+            output_tokens=self.output_tokens,
+            cached_tokens=read,
+        )
+        return Reply(text, tool_uses=tool_uses, usage=counts, cache_written=written)
 
 
 @dataclass(frozen=True)
@@ -216,19 +199,64 @@ def step_from_json(spec: Mapping[str, Any], usage: Usage | None = None) -> Step:
             ToolUse(request.tool_name(c["name"]), _resolve(c.get("input") or {}, request))
             for c in calls
         )
-        return Reply(spec.get("text"), uses, step_usage)
+        return step_usage.reply(spec.get("text"), uses)
 
     return step
 
 
-@dataclass(frozen=True)
 class Script:
-    """The steps, in order, and what the server answers outside them."""
+    """The steps, in order, and what the server answers outside them: a script of the fake model
+    API (a function of each call) that keeps how far it got and the steps it could not take."""
 
-    steps: Sequence[Step]
-    side_usage: Usage = field(default_factory=lambda: Usage(10, 1))
-    """Usage of a request that is not an agent turn (no tools: a title or a quota probe)."""
-    final_text: str = "(the scripted model has no more steps)"
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        side_usage: Usage | None = None,
+        final_text: str = "(the scripted model has no more steps)",
+    ) -> None:
+        self.steps = list(steps)
+        self.side_usage = side_usage or Usage(10, 1)
+        """Usage of a request that is not an agent turn (no tools: a title or a quota probe)."""
+        self.final_text = final_text
+        self.errors: list[str] = []
+        self._next = 0
+        self._ended = False
+        self._lock = threading.Lock()
+
+    @property
+    def steps_taken(self) -> int:
+        with self._lock:
+            return self._next
+
+    def __call__(self, call: Call) -> Reply:
+        """The next step for an agent turn, or the answer to a side request (a path that is not
+        the Messages API's: 404 in its shape)."""
+        if not call.path.endswith("/v1/messages"):
+            return Reply(None, status=404)
+        request = ModelRequest(call.body)
+        with self._lock:
+            if not request.body.get("tools"):
+                return self.side_usage.reply("OK")
+            if self._ended or self._next >= len(self.steps):
+                return self.side_usage.reply(self.final_text)
+            step = self._next
+            self._next += 1
+            try:
+                return replace(self.steps[step](request), step=step)
+            except (ScriptError, KeyError, TypeError, ValueError) as e:
+                error = f"step {step}: {e}"
+                self.errors.append(error)
+                self._ended = True
+                return replace(self.side_usage.reply(f"scripted model error: {error}"), step=step)
+
+    def report(self) -> dict[str, Any]:
+        """What a record of the run keeps of the script."""
+        with self._lock:
+            return {
+                "errors": list(self.errors),
+                "steps_taken": self._next,
+                "steps_total": len(self.steps),
+            }
 
 
 def script_from_json(data: Any) -> Script:
@@ -256,3 +284,16 @@ def load_script(path: str | Path) -> Script:
         return script_from_json(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, json.JSONDecodeError, ScriptError) as e:
         raise ScriptError(f"{path}: {e}") from e
+
+
+__all__ = [
+    "ModelRequest",
+    "Script",
+    "ScriptError",
+    "Step",
+    "ToolResult",
+    "Usage",
+    "load_script",
+    "script_from_json",
+    "step_from_json",
+]
