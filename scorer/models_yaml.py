@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from scorer.judge.providers import api_types, openai_base_url, provider_for
 
 DEFAULT_JUDGE = "deepseek-v4-pro"
-"""The judge used unless another is named (SPEC section 6)."""
+"""The judge used unless another is named (docs/formats.md, "The judge's calls")."""
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 API_TYPES = api_types()
 """Every api_type a judge entry may name (the OpenAI ones and the providers')."""

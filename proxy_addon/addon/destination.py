@@ -1,4 +1,4 @@
-"""Where a request goes and whether it may (SPEC 3: the host rule; SPEC 4: private destinations).
+"""Where a request goes and whether it may (docs/security.md, the proxy's rules 2 and 3).
 
 A request is forwarded only where all its names lead: routed names to the one route they share,
 others to the addresses DNS gives them, which must include the address the proxy connects to,

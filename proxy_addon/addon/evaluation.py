@@ -1,8 +1,8 @@
 """One request through the shared matcher, as the addon sees it: its body parsed within bounds,
 the verdict under each URL it is matched as, and what the log and the record keep of it.
 
-Every body is decoded and parsed the same way, up to the same bound, before anything is
-matched: what a request costs never tells whether its URL matched (SPEC 3).
+Every body is decoded and parsed the same way, up to the same bound, before anything is matched:
+what a request costs never tells whether its URL matched (docs/security.md, the proxy's rule 6).
 Pure functions of a mitmproxy request and a Matcher; the addon applies the effects.
 """
 

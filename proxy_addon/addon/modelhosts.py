@@ -3,7 +3,8 @@
 A request is a model call when the host it names (Host or :authority, else its absolute-form or
 CONNECT target) is a model host. The proxy then delivers it to that name, whatever address the
 connection was opened to, so a request that names a model host to slip past the matcher can only
-ever reach the model host (SPEC 3: a request goes only where its names lead).
+ever reach the model host (docs/security.md, the proxy's rule 2: a request goes only where its
+names lead).
 """
 
 from __future__ import annotations

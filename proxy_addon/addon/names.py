@@ -1,4 +1,5 @@
-"""The names a request carries or is sent to, and the URLs it is matched under (SPEC 3).
+"""The names a request carries or is sent to, and the URLs it is matched under (docs/security.md,
+the proxy's rule 1).
 
 A request names its host in up to five places: the Host header (each one, each comma part),
 HTTP/2's :authority, the absolute-form URL or CONNECT target the proxy connects to (regular

@@ -1,5 +1,5 @@
-"""Private destinations (SPEC 4): which addresses are not the public internet, and the operator's
-list of those the proxy may reach anyway (clawbench_allow_private)."""
+"""Private destinations (docs/security.md, the proxy's rule 3): which addresses are not the public
+internet, and the operator's list of those the proxy may reach anyway (clawbench_allow_private)."""
 
 from __future__ import annotations
 

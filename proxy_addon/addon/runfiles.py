@@ -1,6 +1,6 @@
 """The addon's files in a run's data dir: requests.jsonl (through its one writer, shared with the
 model-call lines), interception.json (the credited match, then blocked_count), .stop-requested
-and .proxy-ready (SPEC section 4).
+and .proxy-ready (docs/formats.md, "The run directory").
 
 Recording a block is one step: interception.json, then .stop-requested. The agent can use up the
 proxy's file descriptors (every connection it opens holds one), so a descriptor is kept in

@@ -1,6 +1,6 @@
-"""Content-Encoding undone within a bound (SPEC 3): gzip (several members), deflate (zlib or
-raw), br, zstd (several frames), identity, stacked; a bomb, a cut or corrupt stream, an unknown
-encoding is Unevaluable, never an exception of the codec's."""
+"""Content-Encoding undone within a bound (docs/formats.md, "Matching"): gzip (several members),
+deflate (zlib or raw), br, zstd (several frames), identity, stacked; a bomb, a cut or corrupt
+stream, an unknown encoding is Unevaluable, never an exception of the codec's."""
 
 from __future__ import annotations
 

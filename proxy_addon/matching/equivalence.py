@@ -1,6 +1,7 @@
-"""Server equivalence (SPEC 3): requests that mainstream servers (Werkzeug/Flask, Django, Rails,
-Express, Go net/http, nginx) route to the commit handler with the filtered values, although the
-reference's exact rule misses them. Each function names the equivalence it found, or None.
+"""Server equivalence (docs/formats.md, "Matching"): requests that mainstream servers
+(Werkzeug/Flask, Django, Rails, Express, Go net/http, nginx) route to the commit handler with the
+filtered values, although the reference's exact rule misses them. Each function names the
+equivalence it found, or None.
 
 - HEAD for a GET commit: every one of them answers HEAD with the GET handler.
 - A POST whose X-HTTP-Method-Override / X-Method-Override / X-HTTP-Method header, or `_method`

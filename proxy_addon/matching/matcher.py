@@ -1,10 +1,10 @@
-"""The one matcher (SPEC section 3), shared by the live addon and the offline scorer.
+"""The one matcher (docs/formats.md, "Matching"), shared by the live addon and the offline scorer.
 
-A request matches iff re.search(url_pattern, canonical_url) and method == eval_schema.method and
-the body filter and the params filter hold, with the reference's filter semantics. A body the
-filter cannot be checked against (too large, undecodable, a bomb) fails closed: it is blocked and
-credited as body_unverified. A no-match says why, rule by rule, and never quotes a secret the
-request carried (SPEC 4): reasons reach requests.jsonl, rescore-summary.json and the CLI.
+A request matches iff re.search(url_pattern, canonical_url) and method == eval_schema.method and the
+body filter and the params filter hold, with the reference's filter semantics. A body the filter
+cannot be checked against (too large, undecodable, a bomb) fails closed: it is blocked and credited
+as body_unverified. A no-match says why, rule by rule, and never quotes a secret the request carried
+(docs/formats.md, "Secrets"): reasons reach requests.jsonl, rescore-summary.json and the CLI.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ class MatchResult:
     body_unverified: bool = False
     same_host: bool = False
     equivalence: str | None = None
-    """How servers route it to the commit although the exact rule misses it (SPEC 3)."""
+    """How servers route it to the commit although the exact rule misses it (docs/formats.md,
+    "Matching")."""
 
     @property
     def near_miss(self) -> bool:

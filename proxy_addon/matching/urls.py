@@ -1,4 +1,4 @@
-"""The canonical URL that url_pattern is matched against (SPEC section 3)."""
+"""The canonical URL that url_pattern is matched against (docs/formats.md, "Matching")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Every file of a run and a batch (SPEC sections 4-5), one owner module each, imported by the
-addon, the scorer and the sandbox alike:
+"""Every file of a run and a batch (docs/formats.md, "The run directory"), one owner module each,
+imported by the addon, the scorer and the sandbox alike:
 
 | file | module |
 |---|---|

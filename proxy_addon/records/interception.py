@@ -1,5 +1,5 @@
-"""data/interception.json and data/.proxy-ready (SPEC section 4), and a reader for every
-interception.json shape."""
+"""data/interception.json and data/.proxy-ready (docs/formats.md, "data/interception.json"), and a
+reader for every interception.json shape."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ class InterceptedRequest(BaseModel):
     body_size: int = 0
     body_unverified: bool = False
     equivalence: str | None = None
-    """How servers route it to the commit although the exact rule misses it (SPEC 3), e.g.
-    "HEAD for GET"; None for an exact match."""
+    """How servers route it to the commit although the exact rule misses it (docs/formats.md,
+    "Matching"), e.g. "HEAD for GET"; None for an exact match."""
     host_unresolved: bool = False
     """Its host had no address: blocked and credited all the same (a block needs no
     connection; docs/formats.md)."""

@@ -1,4 +1,5 @@
-"""Run and batch directory names (SPEC section 5, the reference's layout) and corpus discovery.
+"""Run and batch directory names (docs/formats.md, "The run directory": the reference's layout) and
+corpus discovery.
 
 <out>/batch-<YYYYmmdd-HHMMSS>/batch-summary.json
 <out>/batch-.../<safe_model>/<harness>-<case>-<safe_model>-<YYYYmmdd-HHMMSS>/

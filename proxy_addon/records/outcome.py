@@ -1,4 +1,5 @@
-"""How a run ended: the stop reasons, the result categories and the one `classify` (SPEC 4, 7).
+"""How a run ended: the stop reasons, the result categories and the one `classify` (docs/formats.md,
+"run-meta.json").
 
 Every part speaks this vocabulary: the container's entrypoint and the demo's local executor say
 why a session stopped (`StopReason`), the run pipeline turns that into the runner's category
@@ -79,7 +80,7 @@ INFRA_STOPS = frozenset(
 
 
 class Category(StrEnum):
-    """run-meta.json's result_category (SPEC section 7)."""
+    """run-meta.json's result_category (docs/formats.md, "run-meta.json")."""
 
     PASSED = "passed"
     JUDGE_MISMATCH = "judge_mismatch"

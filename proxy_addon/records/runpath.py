@@ -1,10 +1,10 @@
 """Who ran a run and which task, read from its directory's path when run-meta.json cannot be.
 
-The reference's layout (SPEC section 5, proxy_addon/records/layout.py) names every run
-`<batch>/<safe_model>/<harness>-<case>-<safe_model>-<YYYYmmdd-HHMMSS>[-N]/`, so a run whose
-run-meta.json is truncated or corrupt still says its model, harness, case and start time. Without
-this, such a run fell into a made-up (unknown, unknown) entry: with --tasks that entry added a
-whole corpus to N and its real entry listed the task as missing.
+The reference's layout (docs/formats.md, "The run directory"; proxy_addon/records/layout.py) names
+every run `<batch>/<safe_model>/<harness>-<case>-<safe_model>-<YYYYmmdd-HHMMSS>[-N]/`, so a run
+whose run-meta.json is truncated or corrupt still says its model, harness, case and start time.
+Without this, such a run fell into a made-up (unknown, unknown) entry: with --tasks that entry added
+a whole corpus to N and its real entry listed the task as missing.
 
 `<harness>-<case>` is split on a hyphen, and both halves may hold hyphens (claude-code,
 v2-001-shop), so the split is chosen by evidence: a harness that readable runs of the batch name,

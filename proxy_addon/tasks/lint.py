@@ -2,7 +2,7 @@
 
 Errors are schemas that can never intercept the intended request, or that credit requests the
 task did not ask for; warnings are legal but fragile. Every rule is judged on the canonical URL
-the proxy matches (SPEC section 3) and on the reference's filter semantics.
+the proxy matches (docs/formats.md, "Matching") and on the reference's filter semantics.
 """
 
 from __future__ import annotations

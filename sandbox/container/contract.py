@@ -1,8 +1,9 @@
 """What the runner hands the container (config.json) and what it hands back (report.json).
 
 Both sides import this module: the runner on the host writes ContainerConfig into the container
-before it starts; the entrypoint inside writes SandboxReport when it stops. The paths below are
-the container's layout (SPEC section 8: the agent sees only its instruction and /my-info/).
+before it starts; the entrypoint inside writes SandboxReport when it stops. The paths below are the
+container's layout (docs/security.md, "What the agent is given": its instruction and /my-info/
+only).
 """
 
 from __future__ import annotations

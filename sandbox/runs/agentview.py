@@ -1,4 +1,5 @@
-"""What the agent is given of a task (SPEC section 8): the instruction, /my-info/, a submit page.
+"""What the agent is given of a task (docs/security.md, "What the agent is given"): the instruction,
+/my-info/, a submit page.
 
 Nothing else of task.json reaches the agent: eval_schema and judge_context stay in the
 proxy-only copy. The instruction gets the reference's listing of the extra_info files appended.

@@ -1,9 +1,9 @@
 """run-meta.json as every run writes it: the reference's keys, ours, and the executor's blocks.
 
-The keys the scorer reads (SPEC section 5) come first; the task's metadata rides along like the
-reference's (task_id, class, platform, ...); the executor adds how it ran the agent (`sandbox`
-for a container, `demo` for the demo's local processes). Secrets stay out: --env values are
-listed by name only and the agent command has secret-looking assignments redacted.
+The keys the scorer reads (docs/formats.md, "run-meta.json") come first; the task's metadata rides
+along like the reference's (task_id, class, platform, ...); the executor adds how it ran the agent
+(`sandbox` for a container, `demo` for the demo's local processes). Secrets stay out: --env values
+are listed by name only and the agent command has secret-looking assignments redacted.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 
 def meta_core(run: PreparedRun, ending: Ending, intercepted: bool) -> dict[str, Any]:
-    """The keys every run-meta.json carries (SPEC section 5), the task's metadata first like
-    the reference's."""
+    """The keys every run-meta.json carries (docs/formats.md, "run-meta.json"), the task's metadata
+    first like the reference's."""
     task = run.task
     meta: dict[str, Any] = {"test_case": run.case}
     if task is not None and task.metadata is not None:

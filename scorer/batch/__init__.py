@@ -1,4 +1,5 @@
-"""A batch of runs, from the directories on disk to rescore-summary.json (SPEC sections 5 and 7).
+"""A batch of runs, from the directories on disk to rescore-summary.json (docs/formats.md,
+"The run directory" and "rescore-summary.json").
 
 - discovery: the runs and batches under a path
 - corpus: the task corpus given with --tasks

@@ -1,4 +1,5 @@
-"""Scored runs → rescore-summary.json and leaderboard rows: pure aggregation (SPEC section 7).
+"""Scored runs → rescore-summary.json and leaderboard rows: pure aggregation (docs/formats.md,
+"rescore-summary.json").
 
 The unit of a score is an entry: one (model, harness) in a batch. N is the corpus size with
 --tasks (or --n-total), else the number of distinct tasks among the entry's runs; a task with no

@@ -1,4 +1,4 @@
-"""Find runs and batches under a path (SPEC section 5).
+"""Find runs and batches under a path (docs/formats.md, "The run directory").
 
 A run is a directory holding run-meta.json (its subdirectories are its data, never other runs).
 A run belongs to the nearest enclosing directory named batch-* at or below the path given, else

@@ -1,4 +1,5 @@
-"""rescore-summary.json's model: the reference's keys first, ours after (SPEC section 7).
+"""rescore-summary.json's model: the reference's keys first, ours after (docs/formats.md,
+"rescore-summary.json").
 
 The scorer writes it alone (batch.aggregate builds it; forbid unknown keys). The unit of a score
 is an entry: one (model, harness) in a batch, with its leaderboard row. The file holds no clock

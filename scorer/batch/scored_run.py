@@ -1,4 +1,5 @@
-"""Stage 1 and the result category of one run (SPEC section 7), as pure functions.
+"""Stage 1 and the result category of one run (docs/formats.md, "run-meta.json":
+result_category), as pure functions.
 
 Stage 1 comes from data/interception.json (the proxy's record), not from run-meta.json. A run is
 an infra failure when its files cannot be read, when it has no data, when it stopped for an infra

@@ -1,4 +1,4 @@
-"""clawbench-report: scored batches as one self-contained HTML page (issue 16)."""
+"""clawbench-report: scored batches as one self-contained HTML page."""
 
 from scorer.html_report.load import Report, ReportError, load_report
 from scorer.html_report.render import render_report, write_report

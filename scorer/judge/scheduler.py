@@ -1,4 +1,5 @@
-"""Many judge calls through one client: AIMD concurrency, retries, 429s re-queued (SPEC section 6).
+"""Many judge calls through one client: AIMD concurrency, retries, 429s re-queued (docs/formats.md,
+"The judge's calls").
 
 A 429 frees the slot, waits Retry-After and queues the call again without spending its error
 budget, up to a deadline. A 5xx, a timeout, a connection error or a blank reply spends one of

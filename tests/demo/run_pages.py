@@ -1,5 +1,6 @@
-"""What every demo run's page must show (issue 29's "done when"): the agent's steps and the block
-in order, in the report and in the terminal timeline; and a traffic.har a HAR reader opens."""
+"""What every demo run's page must show (docs/formats.md, "The run page" and "data/traffic.har"):
+the agent's steps and the block in order, in the report and in the terminal timeline; and a
+traffic.har a HAR reader opens."""
 
 from __future__ import annotations
 

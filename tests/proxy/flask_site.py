@@ -1,6 +1,6 @@
 """A second test site on loopback: a real Flask app, routed by Werkzeug, that records which
-handler ran and the filtered values it read (issue 13, class 3: what a server treats as the
-commit). The method-override middleware is the pattern Flask's documentation gives.
+handler ran and the filtered values it read (what a server treats as the commit: docs/security.md,
+the proxy's rule 5). The method-override middleware is the pattern Flask's documentation gives.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from tests.proxy.hooks import make_flow
 
 
 def test_host_header_wins_over_the_peer_ip(arm) -> None:
-    """Transparent mode knows only the IP; the Host header names the site (SPEC 3)."""
+    """Transparent mode knows only the IP; the Host header names the site (docs/security.md, the
+    proxy's rule 1)."""
     armed = arm()
     flow = armed.send(
         make_flow("203.0.113.7", 80, headers=[("Host", "Shop.Clawbench.Test")], mode="transparent")
@@ -44,7 +45,7 @@ def test_http2_authority_is_the_host(arm) -> None:
 
 def test_a_forged_host_header_is_refused_not_forwarded(arm) -> None:
     """Host names a host routed elsewhere than where the request goes: refused and logged,
-    never forwarded, never credited (SPEC 3)."""
+    never forwarded, never credited (docs/security.md, the proxy's rule 2)."""
     armed = arm(clawbench_route=["shop.clawbench.test=http://203.0.113.7:80",
                                  "cdn.example=http://198.51.100.9:80"])  # fmt: skip
     flow = armed.send(make_flow("shop.clawbench.test", 80, headers=[("Host", "cdn.example")]))

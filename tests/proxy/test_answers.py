@@ -1,6 +1,7 @@
-"""How each logged request was answered (issue 29's HAR needs it): the site's status, size and
-the durations the proxy saw, the proxy's own block response for the commit, or why there was no
-answer; each line names the request's id. Through a real mitmdump and curl."""
+"""How each logged request was answered (data/traffic.har's responses need it: docs/formats.md,
+"data/traffic.har"): the site's status, size and the durations the proxy saw, the proxy's own
+block response for the commit, or why there was no answer; each line names the request's id.
+Through a real mitmdump and curl."""
 
 from __future__ import annotations
 

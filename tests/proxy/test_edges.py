@@ -38,8 +38,8 @@ def test_body_over_body_size_limit_is_credited_unverified(launch, tmp_path, curl
 
 
 def test_a_non_matching_body_over_body_size_limit_is_logged(launch, tmp_path, curl) -> None:
-    """SPEC 4: one requests.jsonl line per request, the refused upload included (the request
-    hook never runs for it, only the error hook)."""
+    """One requests.jsonl line per request (docs/formats.md, "data/requests.jsonl"), the refused
+    upload included (the request hook never runs for it, only the error hook)."""
     run = launch(write_task(tmp_path / "task", CHECKOUT), body_size_limit="4k")
     big = tmp_path / "big.bin"
     big.write_bytes(bytes(range(256)) * 40)

@@ -1,6 +1,6 @@
-"""Server equivalence (SPEC 3; issue 13, class 3): requests a real framework routes to the commit
-handler with the filtered values, though the reference's exact rule misses them. Each is sent
-first straight to a Flask site (its handler runs: the equivalence is real), then through the
+"""Server equivalence (docs/security.md, the proxy's rule 5): requests a real framework routes to
+the commit handler with the filtered values, though the reference's exact rule misses them. Each is
+sent first straight to a Flask site (its handler runs: the equivalence is real), then through the
 proxy to the same site (blocked, the handler never runs, interception.json names it)."""
 
 from __future__ import annotations

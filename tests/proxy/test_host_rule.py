@@ -1,7 +1,8 @@
-"""SPEC 3's host rule through the real proxy: a commit sent under a name other than the one it is
-delivered to never reaches the site (issue 13, leak 1). Each case is sent with curl or a raw
-socket to a real mitmdump + addon; the loopback upstream (the shop, by clawbench_route) records
-what it receives. A request is either matched under one of its names and blocked, or refused."""
+"""The host rule (docs/security.md, the proxy's rules 1 and 2) through the real proxy: a commit sent
+under a name other than the one it is delivered to never reaches the site. Each case is sent with
+curl or a raw socket to a real mitmdump + addon; the loopback upstream (the shop, by
+clawbench_route) records what it receives. A request is either matched under one of its names and
+blocked, or refused."""
 
 from __future__ import annotations
 

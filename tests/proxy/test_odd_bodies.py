@@ -139,7 +139,8 @@ def test_a_compressed_body_is_capped_in_the_log_by_its_decoded_size(launch, tmp_
     first, second = strict_log(run)
     assert isinstance(first.body, str) and len(first.body) < RAW_TEXT_CAP + 100
     assert first.body.endswith("[truncated, 500009 characters in all]")
-    # every body is decoded alike, whatever its URL (SPEC 3): the log's cap is what bounds it
+    # every body is decoded alike, whatever its URL (docs/security.md, the proxy's rule 6): the
+    # log's cap is what bounds it
     assert isinstance(second.body, str) and len(second.body) < RAW_TEXT_CAP + 100
     assert second.body.endswith("[truncated, 2000009 characters in all]")
     assert len(run.raw_log()) < 2 * (RAW_TEXT_CAP + 2000)  # two capped lines

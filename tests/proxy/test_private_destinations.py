@@ -1,6 +1,7 @@
-"""SPEC 4: the proxy refuses loopback, link-local, cloud metadata and private destinations unless
-clawbench_allow_private (or a route) names them (issue 13, leak 7). A second loopback server,
-not routed, stands for whatever the agent should not reach; it records what it receives."""
+"""The proxy refuses loopback, link-local, cloud metadata and private destinations unless
+clawbench_allow_private (or a route) names them (docs/security.md, the proxy's rule 3). A second
+loopback server, not routed, stands for whatever the agent should not reach; it records what it
+receives."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""A request's cost must not tell the agent whether its URL matched (SPEC 3; issue 13, class 4):
-a small gzip body decoding to 20 MB took ~3 s on the commit's URL and ~0.2 s elsewhere. Work is
-counted, not timed: the decompressor calls the addon makes for each request, through its hook."""
+"""A request's cost must not tell the agent whether its URL matched (docs/security.md, the proxy's
+rule 6): a small gzip body decoding to 20 MB took ~3 s on the commit's URL and ~0.2 s elsewhere.
+Work is counted, not timed: the decompressor calls the addon makes for each request, through its
+hook."""
 
 from __future__ import annotations
 

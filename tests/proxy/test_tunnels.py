@@ -1,6 +1,6 @@
-"""Nothing passes the addon unseen (issue 13, class 2): raw TCP relaying is off, so the bytes
-after a 101 that is not a WebSocket never reach the site; a WebSocket's opening request is
-matched like any request and the messages a client sends are logged, redacted and capped."""
+"""Nothing passes the addon unseen (docs/security.md, the proxy's rule 4): raw TCP relaying is off,
+so the bytes after a 101 that is not a WebSocket never reach the site; a WebSocket's opening request
+is matched like any request and the messages a client sends are logged, redacted and capped."""
 
 from __future__ import annotations
 

@@ -201,7 +201,8 @@ def test_corrupt_files_make_one_infra_failure_and_the_rest_is_scored(
 def test_the_scoring_documents_flat_shape_of_a_hit_and_a_miss(
     tmp_path: Path, shape: dict, category: str
 ) -> None:
-    """SPEC 4: url/method/body at top level; a miss writes them as nulls and is the model's."""
+    """The scoring document's flat shape (docs/formats.md, "data/interception.json"):
+    url/method/body at top level; a miss writes them as nulls and is the model's."""
     batch = tmp_path / "batch-20260101-120000"
     our_run(batch, "c0", task_json("c0"), interception=shape)
     assert main([str(batch), "--no-judge"]) == (3 if category == "infra_failure" else 0)

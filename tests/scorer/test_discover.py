@@ -1,4 +1,4 @@
-"""find_batches: which directory is each run's batch (SPEC section 5)."""
+"""find_batches: which directory is each run's batch (docs/formats.md, "The run directory")."""
 
 from __future__ import annotations
 

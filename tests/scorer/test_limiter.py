@@ -1,4 +1,5 @@
-"""AIMD concurrency (SPEC section 6): halve on 429 once per window, +1 per success, FIFO slots."""
+"""AIMD concurrency (docs/formats.md, "The judge's calls"): halve on 429 once per window, +1 per
+success, FIFO slots."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scores (SPEC section 7): result categories, N, missing/extra/re-runs, rates, leaderboard rows."""
+"""Scores (docs/formats.md, "rescore-summary.json"): result categories, N, missing/extra/re-runs,
+rates, leaderboard rows."""
 
 from __future__ import annotations
 

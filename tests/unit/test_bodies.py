@@ -1,4 +1,4 @@
-"""Body and query parsing (SPEC section 3): order, shapes, encodings, bounds."""
+"""Body and query parsing (docs/formats.md, "Matching"): order, shapes, encodings, bounds."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_binary_body_is_base64() -> None:
 @pytest.mark.parametrize(
     ("raw", "kind", "value"),
     [
-        # a form from a windows-1252 page: still a form, the bad byte as U+FFFD (SPEC 3 order)
+        # a form from a windows-1252 page: still a form, the bad byte as U+FFFD (docs/formats.md's
+        # order)
         (b"action=submit&note=caf\xe9", "form", {"action": "submit", "note": "caf\ufffd"}),
         (
             b"user=alex&password=Hunter2&city=M\xfcnchen",

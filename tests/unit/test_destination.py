@@ -1,4 +1,4 @@
-"""Where a request goes (SPEC 3's host rule) and whether it may (SPEC 4's private destinations):
+"""Where a request goes (docs/security.md, the proxy's rules 1 and 2) and whether it may (rule 3):
 the pure parts, table-tested. Names resolve through the machine's own resolver: `localhost` is
 127.0.0.1 (and ::1), `*.invalid` never resolves (RFC 6761)."""
 
@@ -189,7 +189,8 @@ def test_routed_names_must_share_their_route() -> None:
 
 
 def test_an_address_only_request_is_matched_under_the_pattern_hosts_that_lead_there() -> None:
-    """CONNECT <the shop's address> without a name: matched as the shop (SPEC 3)."""
+    """CONNECT <the shop's address> without a name: matched as the shop (docs/security.md, the
+    proxy's rule 1)."""
     dest = _destinations({"shop.test": SHOP_ROUTE}, pattern=("shop.test", "cdn.test"))
     place = _place(dest, _a(("127.0.0.1", 8080), ("127.0.0.1", 8080, "target")))
     assert place.refused is None  # a route's target is a destination the operator named

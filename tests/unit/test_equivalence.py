@@ -1,5 +1,5 @@
-"""Server equivalence (SPEC 3), table-tested on the matcher: what mainstream servers route to the
-commit handler is a match that names how; what they do not stays a miss."""
+"""Server equivalence (docs/formats.md, "Matching"), table-tested on the matcher: what mainstream
+servers route to the commit handler is a match that names how; what they do not stays a miss."""
 
 from __future__ import annotations
 

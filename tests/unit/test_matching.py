@@ -1,4 +1,5 @@
-"""The one matcher (SPEC section 3): filter semantics, method, placeholders, fail-closed."""
+"""The one matcher (docs/formats.md, "Matching"): filter semantics, method, placeholders,
+fail-closed."""
 
 from __future__ import annotations
 
@@ -269,7 +270,7 @@ def test_a_log_only_pattern_is_never_compiled(pattern: str) -> None:
 
 
 SENT = ("sess-5ec12e7", "key-a91b3c", "pw-77d0e1", "csrf-0bb4f2")
-"""Secret values a request carries; no reason may quote any of them (SPEC 4)."""
+"""Secret values a request carries; no reason may quote any of them (docs/formats.md, "Secrets")."""
 
 
 @pytest.mark.parametrize(

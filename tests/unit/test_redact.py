@@ -1,4 +1,5 @@
-"""Secret redaction (SPEC section 4): headers, body and query fields at any depth, URL queries."""
+"""Secret redaction (docs/formats.md, "Secrets"): headers, body and query fields at any depth, URL
+queries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Our verdict equals the reference interceptor's on every request it can see (SPEC section 3).
+"""Our verdict equals the reference interceptor's on every request it can see (docs/formats.md,
+"Matching").
 
 The oracle below is a faithful transcription of two small functions of the reference's
 runtime server, clawbench-eval 0.11.0, src/clawbench/runtime/runtime-server/server.py:
@@ -175,7 +176,7 @@ def test_parsed_body_equals_the_reference(
 
 
 def test_oracle_spot_checks() -> None:
-    # The transcription itself, pinned on the quirks the SPEC names.
+    # The transcription itself, pinned on the quirks docs/formats.md names ("Matching": filters).
     assert ref_const_fields_match({"commit": 1}, {"commit": True})
     assert not ref_const_fields_match({"commit": 1}, ref_parse_body("commit=1"))
     assert ref_const_fields_match({"op": "B"}, ref_parse_body('[{"op": "A"}, {"op": "B"}]'))

@@ -1,4 +1,5 @@
-"""The task model (SPEC section 2): the reference schema, strictly; errors name file and field."""
+"""The task model (docs/formats.md, "task.json"): the reference schema, strictly; errors name file
+and field."""
 
 from __future__ import annotations
 

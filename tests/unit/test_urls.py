@@ -1,4 +1,4 @@
-"""Canonical URLs (SPEC section 3): what url_pattern is matched against."""
+"""Canonical URLs (docs/formats.md, "Matching"): what url_pattern is matched against."""
 
 from __future__ import annotations
 
