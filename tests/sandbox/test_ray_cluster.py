@@ -385,12 +385,15 @@ def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
     args = [*_args(internet, sandbox_image, out), "--env", "SLOW"]
     with _driving(ray_cluster, corpus, args, env) as proc:
 
-        def both_running() -> bool:
+        def both_running() -> list[Any]:
             mine = str(out.resolve())
             found = docker_client.containers.list(filters={"label": NODE_LABEL})
-            return len([c for c in found if mine in c.labels.get(BATCH_LABEL, "")]) == 2
+            ours = [c for c in found if mine in c.labels.get(BATCH_LABEL, "")]
+            return ours if len(ours) == 2 else []
 
-        _wait_for(proc, "both runs going", both_running)
+        running = _wait_for(proc, "both runs going", both_running)
+        # one on each node: Ctrl-C must reach both
+        assert {c.labels[NODE_LABEL] for c in running} == {n.node_id for n in ray_cluster.nodes}
         time.sleep(2)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
