@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proxy_addon.records.batchsummary import corpus_name, elapsed_seconds
+from proxy_addon.records.outcome import Category
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import RankingAgreement, ranking_agreement
@@ -87,7 +88,7 @@ class RunScore:
     intercepted: bool  # Stage 1 credit (after --enforce-recheck)
     judge_verdict: JudgeVerdict | None  # the deciding verdict; None: not judged, or no verdict
     final_pass: bool
-    result_category: str
+    result_category: Category
     verdicts: dict[str, JudgeVerdict | None] = field(default_factory=dict)  # per judge
 
     @property

@@ -9,7 +9,7 @@ imported by the addon, the scorer and the sandbox alike:
 | data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
 | data/traffic.har (the run's traffic as HAR 1.2, built from requests.jsonl) | `har`, `traffic` |
 | agent/result.json (a harness's own claim) | `agentresult` |
-| run-meta.json | `runmeta` |
+| run-meta.json (its objects: claim, executor blocks, provenance) | `runmeta`, `runblocks` |
 | batch-summary.json | `batchsummary` |
 | run and batch directory names, finding runs' identity in paths | `layout`, `runpath` |
 | provenance (versions, git SHA) in summaries | `provenance` |

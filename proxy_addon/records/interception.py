@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json
-from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, StopReason
+from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, AnyStopReason, StopReason
 
 STOP_DESCRIPTIONS = {
     "time_limit_exceeded": "Session stopped: time limit exceeded before the interceptor was "
@@ -132,7 +132,7 @@ class InterceptionView(BaseModel):
     intercepted: bool
     request: dict[str, Any] | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    stop_reason: str | None = None
+    stop_reason: AnyStopReason | None = None
     stop_description: str | None = None
     intercepted_at: float | None = None
     blocked_count: int | None = None

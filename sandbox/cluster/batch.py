@@ -22,7 +22,7 @@ import docker
 
 from proxy_addon.records.batchsummary import BatchJob
 from proxy_addon.records.layout import case_name
-from proxy_addon.records.outcome import Category, is_infra_category
+from proxy_addon.records.outcome import BatchStatus, Category, is_infra_category
 from sandbox.cluster.dispatch import Dispatcher, Setup
 from sandbox.cluster.handoff import EnvHandoff
 from sandbox.cluster.images import save_chunks
@@ -192,7 +192,7 @@ def _execute(
         say(f"stopping: {dispatcher.gave_up}")
     for index, case_dir in todo.items():
         if index not in jobs:
-            status = "error" if dispatcher.gave_up else "skipped"
+            status = BatchStatus.ERROR if dispatcher.gave_up else BatchStatus.SKIPPED
             category = Category.INFRA_FAILURE if dispatcher.gave_up else None
             jobs[index] = BatchJob(
                 model=template.model,

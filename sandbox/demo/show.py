@@ -9,6 +9,7 @@ from rich.console import Console
 
 from proxy_addon.matching.bodies import parse_body
 from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.records.runmeta import RUN_META
 from proxy_addon.tasks.model import load_task
 from sandbox.demo.local import RunResult
 from sandbox.demo.scenarios import MODEL, DemoRun
@@ -75,7 +76,7 @@ def files_written(batch: Path, ts: str) -> str:
     ]
     runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
     data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
-    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
+    per_run = [n for n in (RUN_META, "task.json") if any((r / n).is_file() for r in runs)]
     if data:
         per_run.append(f"data/{{{', '.join(data)}}}")
     agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""

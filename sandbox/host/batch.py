@@ -32,7 +32,7 @@ from proxy_addon.records.batchsummary import (
     write_summary,
 )
 from proxy_addon.records.layout import case_name, find_task_dirs, stamp
-from proxy_addon.records.outcome import batch_status
+from proxy_addon.records.outcome import BatchStatus, Category, batch_status
 from proxy_addon.tasks.model import TaskError, load_task
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import RunRequest, run_task
@@ -166,7 +166,7 @@ def _execute(
 
 def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool) -> BatchJob:
     """The batch-summary entry of one planned run, however it went."""
-    skipped = BatchJob(model=model, case=case, status="skipped")
+    skipped = BatchJob(model=model, case=case, status=BatchStatus.SKIPPED)
     if not future.done() or future.cancelled():
         return skipped
     error = future.exception()
@@ -174,14 +174,16 @@ def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool
         # run_task records its own failures; this is one it could not (no run directory, an
         # unreadable run-meta.json): an infra failure of this job, not of the batch.
         say(f"ERROR {case}: {type(error).__name__}: {error}")
-        return BatchJob(model=model, case=case, status="error", result_category="infra_failure")
+        return BatchJob(
+            model=model, case=case, status=BatchStatus.ERROR, result_category=Category.INFRA_FAILURE
+        )
     outcome = future.result()
     if outcome is None:
         return skipped
     job = job_of(outcome.run_dir, model, case)
     job.duration_seconds = round(outcome.duration_s)
     if stopped:
-        job.status = "error"
+        job.status = BatchStatus.ERROR
     return job
 
 

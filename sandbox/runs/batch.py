@@ -24,7 +24,7 @@ from proxy_addon.records.batchsummary import (
 from proxy_addon.records.interception import RecordError
 from proxy_addon.records.layout import runs_of
 from proxy_addon.records.outcome import is_infra_category
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records.runmeta import RUN_META, read_run_meta
 from sandbox.runs.pipeline import RunOutcome
 
 
@@ -34,7 +34,7 @@ def say(message: str) -> None:
 
 def job_of(run_dir: Path, model: str, case: str, *, resumed: bool = False) -> BatchJob:
     """A finished run's batch-summary entry, from its run-meta.json."""
-    meta = read_run_meta(run_dir / "run-meta.json")
+    meta = read_run_meta(run_dir / RUN_META)
     return BatchJob(
         model=model,
         case=case,

@@ -18,7 +18,7 @@ from proxy_addon.records.interception import NotIntercepted, RecordError
 from proxy_addon.records.outcome import Ending, is_infra_category
 from proxy_addon.records.provenance import provenance
 from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
-from proxy_addon.records.runmeta import RunMeta, write_run_meta
+from proxy_addon.records.runmeta import RUN_META, RunMeta, write_run_meta
 from proxy_addon.records.traffic import write_traffic_har
 from proxy_addon.records.usage import USAGE_FILE, read_usage
 
@@ -120,7 +120,7 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     meta.update(records_fields(run.data))
     meta.update(blocks)
     meta["provenance"] = provenance()
-    write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
+    write_run_meta(run.run_dir / RUN_META, RunMeta.model_validate(meta))
 
 
 __all__ = ["meta_core", "record_not_intercepted", "record_traffic", "write_meta"]

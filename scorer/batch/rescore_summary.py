@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from proxy_addon.records.outcome import Category
 from proxy_addon.records.tokens import ModelUsage, Tokens
 from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 
@@ -139,7 +140,7 @@ class TaskRow(BaseModel):
     test_case: str | None = None
     status: Literal["counted", "rerun", "extra", "missing"]
     intercepted: bool = False
-    result_category: str | None = None
+    result_category: Category | None = None
     final_pass: bool = False
     model: str | None = None
     harness: str | None = None

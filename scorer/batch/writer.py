@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy_addon.records.atomic import dump_json, write_bytes_atomic
-from proxy_addon.records.runmeta import merged_run_meta
+from proxy_addon.records.runmeta import RUN_META, merged_run_meta
 from proxy_addon.records.verdict import as_match
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
@@ -58,7 +58,7 @@ def meta_file(plan: Plan) -> Files:
     if updates is None or raw is None:
         return []
     merged = merged_run_meta(raw, updates)
-    return [] if merged is None else [(plan.rec.dir / "run-meta.json", dump_json(merged))]
+    return [] if merged is None else [(plan.rec.dir / RUN_META, dump_json(merged))]
 
 
 def verdict_file(record: JudgeRecord, pending: Pending) -> Files:

@@ -269,7 +269,7 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
     assert (rescore["n_total"], rescore["n_intercepted"], rescore["n_infra_failure"]) == (6, 3, 0)
     # judged as the runs landed: before the slowest run (the agent that gives up) had ended
     slow = read_run_meta(ray_runs["e-gives-up"][0] / "run-meta.json")
-    assert judged and min(judged) < slow.model_extra["sandbox"]["timings"]["agent_ended"]
+    assert judged and min(judged) < slow.sandbox.timings["agent_ended"]
     assert min(judged) > started
     assert "dashboard: " in proc.stderr and " left; " in proc.stderr
 
@@ -307,7 +307,7 @@ def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
     meta = read_run_meta(first / "run-meta.json")
     assert (meta.result_category, meta.stop_reason) == ("infra_failure", "node_lost")
     assert _node_id(meta) == victim.node_id
-    assert "re-run on another node" in meta.model_extra["failure_reason"]
+    assert "re-run on another node" in meta.failure_reason
     rerun = read_run_meta(again / "run-meta.json")
     assert rerun.result_category == "intercepted"
     assert _node_id(rerun) != victim.node_id
@@ -514,10 +514,10 @@ def test_a_node_whose_engine_fails_or_lacks_net_admin_is_excluded_and_its_runs_r
             assert _node_id(meta) == broken.node_id
             failed.append(meta)
     assert len(failed) == engine.refused + engine.stripped
-    reasons = sorted(m.model_extra["failure_reason"] for m in failed)
+    reasons = sorted(m.failure_reason for m in failed)
     assert "cannot create containers" in reasons.pop(0), reasons  # "engine: ..." sorts first
     for meta in failed:  # the others name the firewall the container could not install
-        if meta.model_extra["failure_reason"] in reasons:
+        if meta.failure_reason in reasons:
             assert meta.stop_reason == "container_failed"
     assert all(r.startswith("firewall: ") for r in reasons), reasons
     summary = json.loads((batch / "batch-summary.json").read_text())
