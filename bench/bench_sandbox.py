@@ -58,7 +58,7 @@ def sandbox_phases(client: Any, image: str, out: Path) -> dict[str, float]:
         client, RunRequest(task_dir=TASK, agent=AgentChoice("null"), out=out, image=image)
     )
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    t = meta.model_extra["sandbox"]["timings"]
+    t = meta.sandbox.timings
     if outcome.ending.category != "model_not_intercepted" or t["agent_started"] is None:
         raise RuntimeError(f"benchmark run failed: {outcome.ending}")
     return {

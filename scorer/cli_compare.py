@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from proxy_addon.records import Category
 from scorer.batch import CorpusError, SummaryError, load_corpus, read_summary
 from scorer.compare import Comparison, compare, render_comparison
 
@@ -58,7 +59,7 @@ def task_passes(batch: Path, corpus: Sequence[str] | None) -> tuple[str, dict[st
         if row.status == "counted":
             task = row.test_case or f"?{row.run_dir}"
             passed = row.final_pass if judged else row.intercepted
-            passes[task] = None if row.result_category == "judge_error" else passed
+            passes[task] = None if row.result_category is Category.JUDGE_ERROR else passed
     if corpus is not None:
         passes = {task: passes.get(task, False) for task in corpus}
     return f"{entry.model} · {entry.harness}", passes

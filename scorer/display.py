@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from proxy_addon.records import JudgeVerdict
+from proxy_addon.records import Category, JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
 from scorer.judge import JudgeResult
 from scorer.scoring import ScoreResult
@@ -131,9 +131,9 @@ def _problems(summary: dict[str, Any], limit: int = 10) -> list[str]:
         if t["status"] != "counted":
             continue
         problem = t.get("infra_reason")
-        if not problem and t.get("result_category") == "judge_error":
+        if not problem and t.get("result_category") == Category.JUDGE_ERROR:
             problem = f"judge error: {t.get('judge_error')}"
-        if not problem and t.get("result_category") == "judge_cannot_tell":
+        if not problem and t.get("result_category") == Category.JUDGE_CANNOT_TELL:
             problem = f"the judge could not see: {t.get('judge_missing') or t.get('reason_strict')}"
         recheck = t.get("recheck") or {}
         if not problem and recheck.get("status") == "fail":

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records import JudgeVerdict, as_match, corpus_name, elapsed_seconds
+from proxy_addon.records import Category, JudgeVerdict, as_match, corpus_name, elapsed_seconds
 from proxy_addon.records.provenance import provenance
 from scorer.agreement import RankingAgreement, ranking_agreement
 from scorer.batch import (
@@ -112,7 +112,7 @@ class RunScore:
     intercepted: bool  # Stage 1 credit (after --enforce-recheck)
     judge_verdict: JudgeVerdict | None  # the deciding verdict; None: not judged, or no verdict
     final_pass: bool
-    result_category: str
+    result_category: Category
     verdicts: dict[str, JudgeVerdict | None] = field(default_factory=dict)  # per judge
 
     @property

@@ -9,7 +9,7 @@ imported by the addon, the scorer and the sandbox alike:
 | data/usage.json (the agent's model calls, counted by the proxy) | `usage` |
 | data/traffic.har (the run's traffic as HAR 1.2, built from requests.jsonl) | `har`, `traffic` |
 | agent/result.json (a harness's own claim) | `agentresult` |
-| run-meta.json | `runmeta` |
+| run-meta.json (its objects: claim, executor blocks, provenance) | `runmeta`, `runblocks` |
 | batch-summary.json | `batchsummary` |
 | run and batch directory names, finding runs' identity in paths | `layout`, `runpath` |
 | provenance (versions, git SHA) in summaries | `provenance` |
@@ -64,6 +64,10 @@ from proxy_addon.records.layout import (
 )
 from proxy_addon.records.modelapi import CallOutcome, FailedCall, ModelApiRecord, model_api_failure
 from proxy_addon.records.outcome import (
+    INFRA_CATEGORIES,
+    AnyCategory,
+    AnyStopReason,
+    BatchStatus,
     Category,
     Ending,
     Stopped,
@@ -86,10 +90,13 @@ from proxy_addon.records.requestwriter import (
     read_summary as read_requests_summary,
 )
 from proxy_addon.records.reserve import RESERVE_FILE, release, reserve_space, write_with_reserve
+from proxy_addon.records.runblocks import AgentClaim
 from proxy_addon.records.runmeta import (
+    RUN_META,
     RunMeta,
     merged_run_meta,
     read_run_meta,
+    read_run_meta_raw,
     safe_model,
     write_run_meta,
 )
@@ -107,14 +114,20 @@ from proxy_addon.records.usage import (
 from proxy_addon.records.verdict import JudgeVerdict, as_match, read_verdict, read_verdicts
 
 __all__ = [
+    "INFRA_CATEGORIES",
     "LOG_BUDGET",
     "MY_INFO_DIR",
     "REQUESTS_FILE",
     "REQUESTS_SUMMARY_FILE",
     "RESERVE_FILE",
+    "RUN_META",
     "USAGE_FILE",
+    "AgentClaim",
     "AgentUsage",
+    "AnyCategory",
+    "AnyStopReason",
     "BatchJob",
+    "BatchStatus",
     "BatchSummary",
     "CallOutcome",
     "Category",
@@ -169,6 +182,7 @@ __all__ = [
     "read_interception",
     "read_requests_summary",
     "read_run_meta",
+    "read_run_meta_raw",
     "read_usage",
     "read_verdict",
     "read_verdicts",

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from proxy_addon.records.runblocks import AgentClaim
+
 TEXT_LIMIT = 2000
 """Characters of the agent's final answer kept in run-meta.json."""
 
@@ -35,15 +37,9 @@ class AgentResult(BaseModel):
     def _cut(cls, value: Any) -> Any:
         return value[:TEXT_LIMIT] if isinstance(value, str) else value
 
-    def claim(self) -> dict[str, Any]:
-        """run-meta.json's agent_claim (error: how the harness says it ended, e.g. Claude
-        Code's terminal reason; shown beside the proxy's record, never deciding anything)."""
-        return {
-            "success": self.success,
-            "text": self.text,
-            "steps": self.steps,
-            "error": self.error,
-        }
+    def claim(self) -> AgentClaim:
+        """run-meta.json's agent_claim."""
+        return AgentClaim(success=self.success, text=self.text, steps=self.steps, error=self.error)
 
 
 def read_agent_result(path: Path) -> tuple[AgentResult | None, str | None]:

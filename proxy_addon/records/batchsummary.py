@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.outcome import BATCH_STATUSES, batch_status
+from proxy_addon.records.outcome import BATCH_STATUSES, AnyCategory, BatchStatus, batch_status
 from proxy_addon.records.runmeta import RunMeta
 
 SUMMARY = "batch-summary.json"
@@ -27,10 +27,10 @@ class BatchJob(BaseModel):
 
     model: str
     case: str
-    status: str
+    status: BatchStatus
     duration_seconds: int = 0
     run_dir: str | None = None
-    result_category: str | None = None
+    result_category: AnyCategory | None = None
     resumed: bool = False
 
 
@@ -58,7 +58,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def status_of(meta: RunMeta) -> str:
+def status_of(meta: RunMeta) -> BatchStatus:
     """A finished run's batch status (records.outcome.batch_status)."""
     return batch_status(
         category=meta.result_category,

@@ -13,16 +13,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from proxy_addon.records.jsonfile import RecordError, first_error, read_json
-from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, StopReason
+from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, AnyStopReason, StopReason
 
 STOP_DESCRIPTIONS = {
-    "time_limit_exceeded": "Session stopped: time limit exceeded before the interceptor was "
-    "triggered.",
-    "agent_exited": "Session stopped: agent process exited before triggering the interceptor.",
-    "agent_idle": "Session stopped: agent went idle before triggering the interceptor.",
-    "proxy_failed": "Session stopped: the interception proxy failed (never ready, or died).",
-    "container_failed": "Session stopped: the sandbox container failed or died.",
-    "unknown": "Session stopped: unknown reason.",
+    StopReason.TIME_LIMIT_EXCEEDED: "Session stopped: time limit exceeded before the interceptor "
+    "was triggered.",
+    StopReason.AGENT_EXITED: "Session stopped: agent process exited before triggering the "
+    "interceptor.",
+    StopReason.AGENT_IDLE: "Session stopped: agent went idle before triggering the interceptor.",
+    StopReason.PROXY_FAILED: "Session stopped: the interception proxy failed (never ready, or "
+    "died).",
+    StopReason.CONTAINER_FAILED: "Session stopped: the sandbox container failed or died.",
+    StopReason.UNKNOWN: "Session stopped: unknown reason.",
 }
 
 _OURS = ConfigDict(extra="forbid", populate_by_name=True)
@@ -132,7 +134,7 @@ class InterceptionView(BaseModel):
     intercepted: bool
     request: dict[str, Any] | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    stop_reason: str | None = None
+    stop_reason: AnyStopReason | None = None
     stop_description: str | None = None
     intercepted_at: float | None = None
     blocked_count: int | None = None

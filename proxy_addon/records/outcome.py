@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
 
 from proxy_addon.records.verdict import JudgeVerdict
 
@@ -44,6 +47,11 @@ class StopReason(StrEnum):
     """--backend ray: the run's node (or its Ray worker) went away before the run came back."""
     TASK_DATA = "task_data"
     UNKNOWN = "unknown"
+
+
+AnyStopReason = Annotated[StopReason | str, Field(union_mode="left_to_right")]
+"""A stop_reason as a file may hold it: ours as a StopReason, the reference's others
+(`chrome_cdp_timeout`, `missing_harness`, ...) kept as their text."""
 
 
 INTERCEPTION_STOP_REASONS = (
@@ -84,6 +92,11 @@ class Category(StrEnum):
     INFRA_FAILURE = "infra_failure"
     MODEL_API_FAILURE = "model_api_failure"
     """An infra failure of its own kind: the agent's model API failed the run's own calls."""
+
+
+AnyCategory = Annotated[Category | str, Field(union_mode="left_to_right")]
+"""A result_category as a file may hold it: ours as a Category, the reference's others
+(`api_or_credit`, `browser_runtime_*`, ...) kept as their text."""
 
 
 INFRA_CATEGORIES = frozenset({Category.INFRA_FAILURE, Category.MODEL_API_FAILURE})
@@ -232,7 +245,20 @@ def scored_category(
     return Category.JUDGE_ERROR, False
 
 
-BATCH_STATUSES = ("passed", "intercepted", "failed", "error", "judge_inconclusive", "skipped")
+class BatchStatus(StrEnum):
+    """A run's status in batch-summary.json (the reference's words, plus judge_inconclusive)."""
+
+    PASSED = "passed"
+    INTERCEPTED = "intercepted"
+    FAILED = "failed"
+    ERROR = "error"
+    """An infra failure (model_api_failure included): `batch --resume` runs it again."""
+    JUDGE_INCONCLUSIVE = "judge_inconclusive"
+    SKIPPED = "skipped"
+    """Not run: the batch was interrupted (or its cluster gave up) before it started."""
+
+
+BATCH_STATUSES = tuple(BatchStatus)
 
 
 def batch_status(
@@ -241,22 +267,22 @@ def batch_status(
     intercepted: bool,
     judge_match: bool | None,
     final_pass: bool | None,
-) -> str:
+) -> BatchStatus:
     """A finished run's status in batch-summary.json: passed / intercepted / failed / error /
     judge_inconclusive (no verdict, or cannot_tell). A run intercepted but not judged is
     `intercepted`: without a verdict nothing is passed (the reference's Stage-1 batches call it
     passed)."""
     if is_infra_category(category):
-        return "error"
+        return BatchStatus.ERROR
     if category == Category.JUDGE_CANNOT_TELL:
-        return "judge_inconclusive"
+        return BatchStatus.JUDGE_INCONCLUSIVE
     if not intercepted:
-        return "failed"
+        return BatchStatus.FAILED
     if final_pass is not None or judge_match is not None:
         if judge_match is None:
-            return "judge_inconclusive"
-        return "passed" if final_pass or judge_match else "failed"
-    return "intercepted"
+            return BatchStatus.JUDGE_INCONCLUSIVE
+        return BatchStatus.PASSED if final_pass or judge_match else BatchStatus.FAILED
+    return BatchStatus.INTERCEPTED
 
 
 __all__ = [
@@ -266,6 +292,9 @@ __all__ = [
     "INFRA_STOPS",
     "INTERCEPTION_STOP_REASONS",
     "REFERENCE_INFRA_CATEGORIES",
+    "AnyCategory",
+    "AnyStopReason",
+    "BatchStatus",
     "Category",
     "Ending",
     "StopReason",

@@ -20,7 +20,7 @@ from typing import Any
 
 import docker
 
-from proxy_addon.records import BatchJob, Category, case_name, is_infra_category
+from proxy_addon.records import BatchJob, BatchStatus, Category, case_name, is_infra_category
 from sandbox.cluster.dispatch import Dispatcher, Setup
 from sandbox.cluster.handoff import EnvHandoff
 from sandbox.cluster.images import save_chunks
@@ -188,7 +188,7 @@ def _execute(
         say(f"stopping: {dispatcher.gave_up}")
     for index, case_dir in todo.items():
         if index not in jobs:
-            status = "error" if dispatcher.gave_up else "skipped"
+            status = BatchStatus.ERROR if dispatcher.gave_up else BatchStatus.SKIPPED
             category = Category.INFRA_FAILURE if dispatcher.gave_up else None
             jobs[index] = BatchJob(
                 model=template.model,

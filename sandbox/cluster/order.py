@@ -74,8 +74,7 @@ class NodeInfo(BaseModel):
     @classmethod
     def of_run(cls, meta: RunMeta) -> NodeInfo | None:
         """The node a run's run-meta.json names; None for a run that did not go through Ray."""
-        sandbox = (meta.model_extra or {}).get("sandbox")
-        node = sandbox.get("node") if isinstance(sandbox, dict) else None
+        node = meta.sandbox.node if meta.sandbox is not None else None
         return None if node is None else cls.model_validate(node)
 
     def record(self) -> dict[str, str]:

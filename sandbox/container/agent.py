@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from proxy_addon.records import StopReason
 from sandbox.container import resources, trust
 from sandbox.container.contract import (
     AGENT_MOUNTS,
@@ -83,33 +84,38 @@ def watch(
     stop_file: Path,
     time_limit_s: float,
     interrupted: Callable[[], bool],
-) -> str:
-    """Until the session must stop: why (a SandboxReport stop_reason)."""
+) -> StopReason:
+    """Until the session must stop: why. The one rule of the container and the demo, checked
+    in this order: the addon's stop request (a blocked commit ends the run, even when the agent
+    exited too: its exit is seen first, so an agent that exits once blocked finds the request
+    there), the agent's exit, the proxy's, an interrupt, the time limit."""
     deadline = time.monotonic() + time_limit_s
-    while time.monotonic() < deadline:
+    while True:
+        exited = agent.poll() is not None
         if stop_file.exists():
-            return "intercepted"
-        if agent.poll() is not None:
-            return "intercepted" if stop_file.exists() else "agent_exited"
+            return StopReason.INTERCEPTED
+        if exited:
+            return StopReason.AGENT_EXITED
         if proxy.poll() is not None:
-            return "proxy_failed"
+            return StopReason.PROXY_FAILED
         if interrupted():
-            return "interrupted"
+            return StopReason.INTERRUPTED
+        if time.monotonic() >= deadline:
+            return StopReason.TIME_LIMIT_EXCEEDED
         time.sleep(POLL_S)
-    return "time_limit_exceeded"
 
 
 def aftermath(
-    reason: str, say: Callable[[str], None], records: str | None = None
-) -> tuple[str, str | None]:
+    reason: StopReason, say: Callable[[str], None], records: str | None = None
+) -> tuple[StopReason, str | None]:
     """Keep the harness's trace; (stop reason, detail) with resource exhaustion said so
     (records: how the agent's traffic used up the proxy's records budget, if it did)."""
     for line in keep_files(Path(AGENT_OUT), Path(AGENT_TRACE), AGENT_TRACE_LIMIT)[:20]:
         say(f"agent trace: {line}")
-    if reason in ("agent_exited", "time_limit_exceeded"):
+    if reason in (StopReason.AGENT_EXITED, StopReason.TIME_LIMIT_EXCEEDED):
         out_of = resources.exhausted(AGENT_MOUNTS, records=records)
         if out_of:
-            return "agent_resources_exhausted", f"the agent ran out of {out_of}"
+            return StopReason.AGENT_RESOURCES_EXHAUSTED, f"the agent ran out of {out_of}"
     return reason, None
 
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from proxy_addon.records import (
     RESERVE_FILE,
+    StopReason,
     release,
     reserve_space,
     write_json_atomic,
@@ -127,7 +128,7 @@ class Session:
         try:
             reserve_space(Path(REPORT_RESERVE_FILE), REPORT_RESERVE)
         except OSError as e:  # a disk the host filled: no run can be recorded on it
-            raise SetupError("container_failed", f"the disk is full: {e}") from e
+            raise SetupError(StopReason.CONTAINER_FAILED, f"the disk is full: {e}") from e
         _own(Path(TASK_FILE), self.proxy_account, 0o400)
         for path in [Path(MY_INFO), *Path(MY_INFO).rglob("*")]:
             _own(path, root, 0o755 if path.is_dir() else 0o444)
@@ -165,7 +166,7 @@ class Session:
                 self.families = (4,)  # no IPv6 in this namespace at all: nothing to filter
                 warnings.append("IPv6 is disabled here; ip6tables not used")
         except firewall.FirewallError as e:
-            raise SetupError("container_failed", f"firewall: {e}") from e
+            raise SetupError(StopReason.CONTAINER_FAILED, f"firewall: {e}") from e
         for warning in warnings:
             say(warning)
 
@@ -204,7 +205,9 @@ class Session:
             if proc.poll() is not None:
                 break
             time.sleep(POLL_S)
-        raise SetupError("container_failed", "submit page: " + tail(Path(LOG_DIR) / "submit.log"))
+        raise SetupError(
+            StopReason.CONTAINER_FAILED, "submit page: " + tail(Path(LOG_DIR) / "submit.log")
+        )
 
     def settle_network(self) -> None:
         """Start the agent once no address is tentative (tentative_ipv6), IPV6_SETTLE_S at most."""
@@ -216,7 +219,7 @@ class Session:
 
     # -- the agent -------------------------------------------------------------------------------
 
-    def run_agent(self) -> tuple[str, int | None]:
+    def run_agent(self) -> tuple[StopReason, int | None]:
         read_end, write_end = os.pipe()  # the agent's output, kept up to AGENT_LOG_LIMIT
         report_end, launcher_end = os.pipe()  # the launcher's word on the exec (launch.py)
         agent = spawn(
@@ -238,7 +241,7 @@ class Session:
         except LaunchError as e:
             stop(agent, self.agent_account.uid, 0)
             agent_log.join(5)
-            raise SetupError("container_failed", str(e)) from e
+            raise SetupError(StopReason.CONTAINER_FAILED, str(e)) from e
         if self.exec_error is None:
             limit = self.config.time_limit_s
             say(f"agent started ({self.config.agent.kind}), time limit {limit:.0f}s")
@@ -251,7 +254,7 @@ class Session:
             )
         else:
             say(f"agent command could not be executed: {self.exec_error}")
-            reason = "agent_exited"
+            reason = StopReason.AGENT_EXITED
         code = stop(agent, self.agent_account.uid, self.config.stop_grace_s)
         self.timings.agent_ended = time.time()
         agent_log.join(5)
@@ -285,7 +288,7 @@ class Session:
         return blocked
 
     def run(self) -> SandboxReport:
-        reason, detail, code = "container_failed", None, None
+        reason, detail, code = StopReason.CONTAINER_FAILED, None, None
         try:
             self.lock_down()
             self.start_proxy()
@@ -300,7 +303,7 @@ class Session:
         except SetupError as e:
             reason, detail = e.reason, str(e)
         except Exception as e:  # report it: the runner must tell infra from model failures
-            reason, detail = "container_failed", f"{type(e).__name__}: {e}"
+            reason, detail = StopReason.CONTAINER_FAILED, f"{type(e).__name__}: {e}"
         finally:
             blocked = self.close()
             self.timings.stopped = time.time()
@@ -327,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = ContainerConfig.model_validate_json(Path(CONFIG).read_bytes())
     except (OSError, ValidationError) as e:
         report = SandboxReport(
-            stop_reason="container_failed",
+            stop_reason=StopReason.CONTAINER_FAILED,
             detail=f"{CONFIG}: {e}",
             timings=Timings(entrypoint_started=started, stopped=time.time()),
         )
@@ -345,7 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_with_reserve(lambda: write_json_atomic(REPORT, report), Path(REPORT_RESERVE_FILE))
     release(Path(REPORT_RESERVE_FILE))
     say(f"done: {report.stop_reason}, egress_blocked={report.egress_blocked}")
-    return 0 if report.stop_reason not in ("proxy_failed", "container_failed") else 1
+    failed = (StopReason.PROXY_FAILED, StopReason.CONTAINER_FAILED)
+    return 0 if report.stop_reason not in failed else 1
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from proxy_addon.addon import proxy_argv
-from proxy_addon.records import ProxyReady
+from proxy_addon.records import ProxyReady, StopReason
 from sandbox.container.contract import (
     CONF_DIR,
     DATA_DIR,
@@ -38,7 +38,7 @@ BODY_SIZE_LIMIT = "32m"
 class SetupError(RuntimeError):
     """The session cannot start safely; reason is a SandboxReport stop_reason."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: StopReason, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
 
@@ -102,8 +102,10 @@ def wait_ready(
             except ValidationError:
                 pass  # not written yet; the addon replaces it atomically, so retry
         elif proc.poll() is not None:
-            raise SetupError("proxy_failed", f"mitmdump exited with {proc.returncode}: {tail(log)}")
+            raise SetupError(
+                StopReason.PROXY_FAILED, f"mitmdump exited with {proc.returncode}: {tail(log)}"
+            )
         time.sleep(POLL_S)
     if interrupted():
-        raise SetupError("interrupted", "stopped while waiting for the proxy")
-    raise SetupError("proxy_failed", f"no .proxy-ready after {timeout_s:g}s: {tail(log)}")
+        raise SetupError(StopReason.INTERRUPTED, "stopped while waiting for the proxy")
+    raise SetupError(StopReason.PROXY_FAILED, f"no .proxy-ready after {timeout_s:g}s: {tail(log)}")

@@ -21,6 +21,7 @@ from typing import IO, Any
 from proxy_addon.addon import ProxyProcess, ProxyStartError, start_proxy
 from proxy_addon.records import Category, Stopped, StopReason
 from sandbox.agents import dump_script
+from sandbox.container.agent import watch
 from sandbox.container.launch import exec_failure
 from sandbox.container.trust import client_env
 from sandbox.demo.browser_use import TIME_LIMIT_S, Launch, launch
@@ -70,8 +71,8 @@ class RunResult:
         return self.outcome.intercepted
 
     @property
-    def stop_reason(self) -> str:
-        return str(self.outcome.ending.stop_reason)
+    def stop_reason(self) -> StopReason:
+        return self.outcome.ending.stop_reason
 
     @property
     def failure(self) -> str | None:
@@ -125,31 +126,6 @@ def agent_command(run: DemoRun, setup: Setup, agent_dir: Path, proxy_url: str) -
             chromium_url(run),
         ]
     raise ValueError(f"no agent for harness {run.harness!r}")
-
-
-def _wait(
-    proc: subprocess.Popen[bytes],
-    proxy: subprocess.Popen[bytes],
-    stop_file: Path,
-    deadline: float,
-    stop: threading.Event,
-) -> StopReason:
-    """Until the agent exits, the addon asks to stop, the proxy ends (a block it could not
-    record), the deadline or an interrupt: why."""
-    while True:
-        if proc.poll() is not None:
-            return StopReason.AGENT_EXITED
-        if stop_file.exists():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(STOP_GRACE)
-            return StopReason.INTERCEPTED
-        if proxy.poll() is not None:
-            return StopReason.PROXY_FAILED
-        if stop.is_set():
-            return StopReason.INTERRUPTED
-        if time.monotonic() > deadline:
-            return StopReason.TIME_LIMIT_EXCEEDED
-        time.sleep(0.05)
 
 
 def _processes_mentioning(marker: str) -> list[int]:
@@ -271,8 +247,11 @@ class LocalExecutor:
         except OSError as e:  # the exec failed before any of the agent's code ran (launch.py)
             return Stopped(StopReason.AGENT_EXITED, exec_error=exec_failure(e, argv[0]))
         try:
-            deadline = time.monotonic() + timeout
-            reason = _wait(proc, proxy.proc, run.data / ".stop-requested", deadline, setup.stop)
+            stop_file = run.data / ".stop-requested"
+            reason = watch(proc, proxy.proc, stop_file, timeout, setup.stop.is_set)
+            if reason == StopReason.INTERCEPTED:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(STOP_GRACE)
         finally:
             _end(proc, agent_dir)
         detail = INTERRUPTED if reason == StopReason.INTERRUPTED else None

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.records import RUN_META
 from proxy_addon.tasks import load_task
 from sandbox.demo.local import RunResult
 from sandbox.demo.scenarios import MODEL, DemoRun
@@ -74,7 +75,7 @@ def files_written(batch: Path, ts: str) -> str:
     ]
     runs = list(batch.glob(f"{MODEL}/*-{MODEL}-{ts}"))
     data = [n for n in RUN_FILES if any((r / "data" / n).is_file() for r in runs)]
-    per_run = [n for n in ("run-meta.json", "task.json") if any((r / n).is_file() for r in runs)]
+    per_run = [n for n in (RUN_META, "task.json") if any((r / n).is_file() for r in runs)]
     if data:
         per_run.append(f"data/{{{', '.join(data)}}}")
     agent = " and agent/ (what the agent ran)" if any((r / "agent").is_dir() for r in runs) else ""

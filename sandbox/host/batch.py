@@ -26,7 +26,9 @@ import docker
 
 from proxy_addon.records import (
     BatchJob,
+    BatchStatus,
     BatchSummary,
+    Category,
     batch_status,
     case_name,
     find_task_dirs,
@@ -167,7 +169,7 @@ def _execute(
 
 def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool) -> BatchJob:
     """The batch-summary entry of one planned run, however it went."""
-    skipped = BatchJob(model=model, case=case, status="skipped")
+    skipped = BatchJob(model=model, case=case, status=BatchStatus.SKIPPED)
     if not future.done() or future.cancelled():
         return skipped
     error = future.exception()
@@ -175,14 +177,16 @@ def _job(future: Future[RunOutcome | None], model: str, case: str, stopped: bool
         # run_task records its own failures; this is one it could not (no run directory, an
         # unreadable run-meta.json): an infra failure of this job, not of the batch.
         say(f"ERROR {case}: {type(error).__name__}: {error}")
-        return BatchJob(model=model, case=case, status="error", result_category="infra_failure")
+        return BatchJob(
+            model=model, case=case, status=BatchStatus.ERROR, result_category=Category.INFRA_FAILURE
+        )
     outcome = future.result()
     if outcome is None:
         return skipped
     job = job_of(outcome.run_dir, model, case)
     job.duration_seconds = round(outcome.duration_s)
     if stopped:
-        job.status = "error"
+        job.status = BatchStatus.ERROR
     return job
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from proxy_addon.records import BatchSummary, Category, Ending, is_infra_category
+from proxy_addon.records import BatchStatus, BatchSummary, Category, Ending, is_infra_category
 from sandbox.runs import say
 from scorer.completeness import Incomplete, incomplete_line, incompleteness, score_command
 from scorer.scoring import ScoreResult
@@ -49,13 +49,13 @@ def incomplete_batch(
     found = incompleteness(result) if result is not None else Incomplete()
     if result is None:  # not scored: the runs' own statuses say which are infra failures
         for job in summary.jobs:
-            if job.status == "error":
+            if job.status is BatchStatus.ERROR:
                 found.infra.append(job.case)
                 found.model_api += job.result_category == Category.MODEL_API_FAILURE
     resume = f"clawbench-sandbox batch {corpus} <the same options> --resume {batch_dir}"
     stopped = None
     if streak.halted.is_set():
-        skipped = summary.totals.get("skipped", 0)
+        skipped = summary.totals.get(BatchStatus.SKIPPED, 0)
         stopped = (
             f"the batch stopped after {streak.count} runs in a row ended model_api_failure "
             f"({streak.last}) and started no more: {skipped} run(s) not started; fix the "

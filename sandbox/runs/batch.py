@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from proxy_addon.records import (
+    RUN_META,
     BatchJob,
     BatchSummary,
     RecordError,
@@ -34,7 +35,7 @@ def say(message: str) -> None:
 
 def job_of(run_dir: Path, model: str, case: str, *, resumed: bool = False) -> BatchJob:
     """A finished run's batch-summary entry, from its run-meta.json."""
-    meta = read_run_meta(run_dir / "run-meta.json")
+    meta = read_run_meta(run_dir / RUN_META)
     return BatchJob(
         model=model,
         case=case,

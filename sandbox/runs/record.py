@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from proxy_addon.records import (
     REQUESTS_SUMMARY_FILE,
+    RUN_META,
     USAGE_FILE,
     Ending,
     NotIntercepted,
@@ -127,7 +128,7 @@ def write_meta(run: PreparedRun, ending: Ending, intercepted: bool, blocks: dict
     meta.update(records_fields(run.data))
     meta.update(blocks)
     meta["provenance"] = provenance()
-    write_run_meta(run.run_dir / "run-meta.json", RunMeta.model_validate(meta))
+    write_run_meta(run.run_dir / RUN_META, RunMeta.model_validate(meta))
 
 
 __all__ = ["meta_core", "record_not_intercepted", "record_traffic", "write_meta"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records import JudgeVerdict, as_match
+from proxy_addon.records import INFRA_CATEGORIES, Category, JudgeVerdict, as_match
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
 from scorer.batch.judge_cost import judge_leaderboard_columns, judge_usage_totals
@@ -104,14 +104,14 @@ def _count(counted: list[ScoredRun], c: Counts, judged: bool) -> None:
     c.n_body_unverified += sum(o.credited and o.stage.body_unverified for o in counted)
     # Without a judge nothing is passed, not even an interception: no count at all.
     c.n_passed = (c.n_passed or 0) + sum(o.final_pass for o in counted) if judged else None
-    c.n_judge_match += categories["passed"]
-    c.n_judge_mismatch += categories["judge_mismatch"]
-    c.n_judge_cannot_tell += categories["judge_cannot_tell"]
-    c.n_judge_error += categories["judge_error"]
-    c.n_unjudged += categories["intercepted"]
-    c.n_model_not_intercepted += categories["model_not_intercepted"]
-    c.n_infra_failure += categories["infra_failure"] + categories["model_api_failure"]
-    c.n_model_api_failure += categories["model_api_failure"]
+    c.n_judge_match += categories[Category.PASSED]
+    c.n_judge_mismatch += categories[Category.JUDGE_MISMATCH]
+    c.n_judge_cannot_tell += categories[Category.JUDGE_CANNOT_TELL]
+    c.n_judge_error += categories[Category.JUDGE_ERROR]
+    c.n_unjudged += categories[Category.INTERCEPTED]
+    c.n_model_not_intercepted += categories[Category.MODEL_NOT_INTERCEPTED]
+    c.n_infra_failure += sum(categories[k] for k in INFRA_CATEGORIES)
+    c.n_model_api_failure += categories[Category.MODEL_API_FAILURE]
     c.n_recheck_failed += rechecked["fail"]
     c.n_recheck_skipped += rechecked["skipped"]
     c.pass_rate_stage1_only = _rate(c.n_intercepted, c.n_total)

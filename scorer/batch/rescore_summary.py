@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from proxy_addon.records import JudgeVerdict, ModelUsage, Tokens, read_verdicts
+from proxy_addon.records import AnyCategory, JudgeVerdict, ModelUsage, Tokens, read_verdicts
 
 SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")
@@ -138,7 +138,8 @@ class TaskRow(BaseModel):
     test_case: str | None = None
     status: Literal["counted", "rerun", "extra", "missing"]
     intercepted: bool = False
-    result_category: str | None = None
+    result_category: AnyCategory | None = None
+    """Ours as a Category; a reference run's own word (`clawbench-report RUN_DIR`) as text."""
     final_pass: bool = False
     model: str | None = None
     harness: str | None = None

@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from proxy_addon.records import (
+    RUN_META,
     InterceptionView,
     RecordError,
     RunMeta,
-    first_error,
     normalise_interception,
+    read_run_meta_raw,
 )
 from proxy_addon.tasks import Task, TaskError, decode_task_json, parse_task
 
@@ -65,20 +64,10 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
 
 
 def _read_meta(rec: RunRecord) -> None:
-    path = rec.dir / "run-meta.json"
-    data, err = _read_json(path)
-    if err:
-        rec.problems.append(err if err != "missing" else f"{path}: missing")
-        return
-    if not isinstance(data, dict):
-        rec.problems.append(f"{path}: expected a JSON object, got {type(data).__name__}")
-        return
     try:
-        rec.meta = RunMeta.model_validate(data)
-    except ValidationError as e:
-        rec.problems.append(f"{path}: {first_error(e)}")
-        return
-    rec.meta_raw = data
+        rec.meta, rec.meta_raw = read_run_meta_raw(rec.dir / RUN_META)
+    except RecordError as e:
+        rec.problems.append(str(e))
 
 
 def _read_interception(rec: RunRecord) -> None:

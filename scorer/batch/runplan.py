@@ -238,8 +238,8 @@ def finish(out: ScoredRun) -> None:
 
 def meta_updates(plan: Plan) -> dict[str, Any] | None:
     """The scorer's keys for run-meta.json, or None when it cannot be rewritten."""
-    raw = plan.rec.meta_raw
-    if raw is None:
+    meta = plan.rec.meta
+    if meta is None:
         return None
     out = plan.scored
     verdict = out.decision()[1]
@@ -250,8 +250,8 @@ def meta_updates(plan: Plan) -> dict[str, Any] | None:
         "judge_verdict": verdict,
         "final_pass": out.final_pass,
     }
-    if "runner_category" not in raw:
-        updates["runner_category"] = raw.get("result_category")
+    if "runner_category" not in meta.model_fields_set:
+        updates["runner_category"] = meta.result_category
     if out.stage.reference_category:
         updates["reference_category"] = out.stage.reference_category
     return updates

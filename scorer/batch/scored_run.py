@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from proxy_addon.records import (
     AgentUsage,
+    AnyCategory,
     Category,
     JudgeVerdict,
     Tokens,
@@ -32,12 +33,9 @@ Decide = Literal["first", "majority", "unanimous"]
 DECIDE_RULES: tuple[str, ...] = ("first", "majority", "unanimous")
 
 
-def runner_category(rec: RunRecord) -> str | None:
+def runner_category(rec: RunRecord) -> AnyCategory | None:
     """The category the runner wrote, before any scoring overwrote result_category."""
-    raw = rec.meta_raw or {}
-    if "runner_category" in raw:
-        return raw["runner_category"]
-    return raw.get("result_category")
+    return rec.meta.runner_said if rec.meta is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +69,21 @@ def stage1(rec: RunRecord) -> Stage1:
     if is_infra_stop(stop):
         return Stage1(False, f"stopped: {stop}", ref)
     if runner == Category.MODEL_API_FAILURE:
-        why = (rec.meta_raw or {}).get("failure_reason") or "the model API failed"
+        why = meta.failure_reason or "the model API failed"
         return Stage1(False, f"{runner}: {why}", ref, model_api=True)
     if is_infra_category(runner):
         return Stage1(False, f"runner category: {runner}", ref)
-    raw = rec.meta_raw or {}
-    if raw.get("infra_failure") is True:
+    if meta.infra_failure is True:
         return Stage1(False, "run-meta.json: infra_failure is true", ref)
-    if "egress_blocked" in raw and not (rec.dir / "data" / ".proxy-ready").exists():
+    ours = "egress_blocked" in meta.model_fields_set  # a run of our runner's: a proxy ran
+    if ours and not (rec.dir / "data" / ".proxy-ready").exists():
         return Stage1(False, "proxy never ready: data/.proxy-ready is missing", ref)
     return Stage1(False, None, ref)
 
 
-def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -> tuple[str, bool]:
+def result_category(
+    stage: Stage1, judged: bool, verdict: JudgeVerdict | None
+) -> tuple[Category, bool]:
     """(result_category, final_pass): final_pass = intercepted AND the verdict is match."""
     category, final = scored_category(
         infra=bool(stage.infra),
@@ -92,7 +92,7 @@ def result_category(stage: Stage1, judged: bool, verdict: JudgeVerdict | None) -
         verdict=verdict,
         model_api=stage.model_api,
     )
-    return str(category), final
+    return category, final
 
 
 @dataclass
@@ -133,7 +133,7 @@ class ScoredRun(RunKey):
     judges: tuple[str, ...] = ()  # in order: the first one's verdicts are data/judge.json
     decide: Decide = "first"
     verdicts: dict[str, dict[str, RubricVerdict]] = field(default_factory=dict)  # judge, rubric
-    result_category: str = "model_not_intercepted"
+    result_category: Category = Category.MODEL_NOT_INTERCEPTED
     final_pass: bool = False
     notes: list[str] = field(default_factory=list)
     identified: bool = True  # False: neither run-meta.json nor the path says who ran it

@@ -12,7 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records import as_match, dump_json, merged_run_meta, write_bytes_atomic
+from proxy_addon.records import RUN_META, as_match, dump_json, merged_run_meta, write_bytes_atomic
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
 from scorer.judge import JudgeRecord, JudgeResult
@@ -55,7 +55,7 @@ def meta_file(plan: Plan) -> Files:
     if updates is None or raw is None:
         return []
     merged = merged_run_meta(raw, updates)
-    return [] if merged is None else [(plan.rec.dir / "run-meta.json", dump_json(merged))]
+    return [] if merged is None else [(plan.rec.dir / RUN_META, dump_json(merged))]
 
 
 def verdict_file(record: JudgeRecord, pending: Pending) -> Files:

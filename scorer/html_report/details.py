@@ -183,7 +183,9 @@ def run_details(run: RunView) -> Markup:
         else None,
         el("h4", "Near misses"),
         _near_misses(run),
-        [el("h4", "Agent usage"), value_html(run.agent_usage)] if run.agent_usage else None,
+        [el("h4", "Agent usage"), value_html(run.agent_usage.model_dump(mode="json"))]
+        if run.agent_usage
+        else None,
         el("h4", "Files"),
         el("ul", [el("li", el("a", name, href=href)) for name, href in run.files], class_="files")
         if run.files

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from proxy_addon.records import AnyStopReason, Category, StopReason
 from scorer.batch import TaskRow
 
 
@@ -17,45 +18,60 @@ class Outcome:
     """One legend entry: CSS class suffix, label, glyph shown in the cell, colours."""
 
     key: str
+    """A result category, `nx-` and a stop reason, or `missing`."""
     label: str
     glyph: str
     background: str
     foreground: str = "#ffffff"
 
 
+def _nx(reason: StopReason | None) -> str:
+    """The key of a run not intercepted, by its stop reason (None: any other reason)."""
+    return f"nx-{reason or 'other'}"
+
+
+MISSING = "missing"
 OUTCOMES = (
-    Outcome("passed", "passed", "✓", "#1f9d55"),
-    Outcome("intercepted", "intercepted, not judged", "●", "#7cc896", "#0f3d22"),
-    Outcome("judge_mismatch", "judge mismatch", "✗", "#d64545"),
-    Outcome("judge_cannot_tell", "judge cannot tell", "~", "#c9a227", "#3d3000"),
-    Outcome("judge_error", "judge error", "?", "#8e5cc2"),
-    Outcome("nx-time_limit_exceeded", "not intercepted: time limit", "T", "#e8871e"),
-    Outcome("nx-agent_exited", "not intercepted: agent exited", "E", "#f2b950", "#4a3000"),
-    Outcome("nx-agent_idle", "not intercepted: agent idle", "Z", "#f6d88f", "#4a3a00"),
-    Outcome("nx-other", "not intercepted: other reason", "N", "#d9c7a3", "#3d3220"),
-    Outcome("infra_failure", "infra failure", "!", "#5b6270"),
-    Outcome("missing", "missing (no run)", "–", "#ffffff", "#8a919c"),
+    Outcome(Category.PASSED, "passed", "✓", "#1f9d55"),
+    Outcome(Category.INTERCEPTED, "intercepted, not judged", "●", "#7cc896", "#0f3d22"),
+    Outcome(Category.JUDGE_MISMATCH, "judge mismatch", "✗", "#d64545"),
+    Outcome(Category.JUDGE_CANNOT_TELL, "judge cannot tell", "~", "#c9a227", "#3d3000"),
+    Outcome(Category.JUDGE_ERROR, "judge error", "?", "#8e5cc2"),
+    Outcome(_nx(StopReason.TIME_LIMIT_EXCEEDED), "not intercepted: time limit", "T", "#e8871e"),
+    Outcome(
+        _nx(StopReason.AGENT_EXITED), "not intercepted: agent exited", "E", "#f2b950", "#4a3000"
+    ),
+    Outcome(_nx(StopReason.AGENT_IDLE), "not intercepted: agent idle", "Z", "#f6d88f", "#4a3a00"),
+    Outcome(_nx(None), "not intercepted: other reason", "N", "#d9c7a3", "#3d3220"),
+    Outcome(Category.INFRA_FAILURE, "infra failure", "!", "#5b6270"),
+    Outcome(MISSING, "missing (no run)", "–", "#ffffff", "#8a919c"),
 )
 BY_KEY = {o.key: o for o in OUTCOMES}
 NOT_INTERCEPTED = tuple(o.key for o in OUTCOMES if o.key.startswith("nx-"))
-INTERCEPTED = ("passed", "intercepted", "judge_mismatch", "judge_cannot_tell", "judge_error")
+INTERCEPTED = (
+    Category.PASSED,
+    Category.INTERCEPTED,
+    Category.JUDGE_MISMATCH,
+    Category.JUDGE_CANNOT_TELL,
+    Category.JUDGE_ERROR,
+)
 """The outcomes of a run the proxy intercepted (Stage 1 credit)."""
-_CATEGORIES = (*INTERCEPTED, "infra_failure")
+_CATEGORIES = (*INTERCEPTED, Category.INFRA_FAILURE)
 
 
-def outcome_key(row: TaskRow, stop_reason: str | None) -> str:
+def outcome_key(row: TaskRow, stop_reason: AnyStopReason | None) -> str:
     """The matrix outcome of a tasks[] row (stop_reason: from the run's files, when known)."""
     if row.status == "missing":
-        return "missing"
+        return MISSING
     category = row.result_category
     if category is None and row.intercepted:
-        category = "passed" if row.final_pass else "intercepted"
+        category = Category.PASSED if row.final_pass else Category.INTERCEPTED
     if category in _CATEGORIES:
-        return category  # type: ignore[return-value]
-    if category == "model_not_intercepted" or category is None:
+        return str(category)
+    if category == Category.MODEL_NOT_INTERCEPTED or category is None:
         key = f"nx-{stop_reason}"
-        return key if key in BY_KEY else "nx-other"
-    return "infra_failure"  # a reference category the scorer did not map (browser_runtime_*)
+        return key if key in BY_KEY else _nx(None)
+    return Category.INFRA_FAILURE  # model_api_failure; a reference category (browser_runtime_*)
 
 
 def outcome(key: str) -> Outcome:
@@ -66,6 +82,7 @@ def outcome(key: str) -> Outcome:
 __all__ = [
     "BY_KEY",
     "INTERCEPTED",
+    "MISSING",
     "NOT_INTERCEPTED",
     "OUTCOMES",
     "Outcome",

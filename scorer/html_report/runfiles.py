@@ -11,7 +11,16 @@ from typing import Any
 from urllib.parse import quote
 
 from proxy_addon.matching import redact_fields, redact_headers, redact_url
-from proxy_addon.records import REQUESTS_FILE, JudgeVerdict, RunMeta, build_har, read_verdict
+from proxy_addon.records import (
+    REQUESTS_FILE,
+    AgentClaim,
+    AgentUsage,
+    AnyStopReason,
+    JudgeVerdict,
+    RunMeta,
+    build_har,
+    read_verdict,
+)
 from proxy_addon.tasks import TaskError, read_task_json
 from scorer.batch import TaskRow, load_run
 from scorer.html_report.runtimeline import run_timeline
@@ -46,14 +55,6 @@ class NearMiss:
     reasons: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class AgentClaim:
-    """What the agent said of its own success, where a harness recorded it."""
-
-    success: bool | None
-    text: str
-
-
 @dataclass
 class RunView:
     """Everything shown of one run; anchor is its id in the page, set once all are loaded."""
@@ -66,14 +67,14 @@ class RunView:
     instruction: str | None = None
     request: dict[str, Any] | None = None
     schema: dict[str, Any] | None = None
-    stop_reason: str | None = None
+    stop_reason: AnyStopReason | None = None
     stop_description: str | None = None
     judges: list[JudgeView] = field(default_factory=list)
     near_misses: list[NearMiss] = field(default_factory=list)
     near_miss_count: int = 0
     requests_logged: int | None = None
     agent_claim: AgentClaim | None = None
-    agent_usage: Any = None
+    agent_usage: AgentUsage | None = None
     harness_version: str | None = None
     files: list[tuple[str, str]] = field(default_factory=list)  # (name, href)
     notes: list[str] = field(default_factory=list)
@@ -170,17 +171,6 @@ def _traffic(view: RunView, out_dir: Path) -> None:
     view.shot_hrefs = {p: file_href(p, out_dir) for p in shots if p is not None}
 
 
-def _claim(value: Any) -> AgentClaim | None:
-    if isinstance(value, dict):
-        success = value.get("success")
-        return AgentClaim(
-            success if isinstance(success, bool) else None, str(value.get("text", ""))
-        )
-    if isinstance(value, str) and value:
-        return AgentClaim(None, value)
-    return None
-
-
 def _files(view: RunView, out_dir: Path) -> None:
     names: list[str] = []
     for sub in ("", "data"):
@@ -228,10 +218,10 @@ def load_run_view(run_dir: Path, row: TaskRow, out_dir: Path) -> RunView:
             view.judges.append(judged)
         else:
             view.notes.append(judged)
-    view.agent_claim = _claim(view.meta_raw.get("agent_claim"))
-    view.agent_usage = view.meta_raw.get("agent_usage")
-    version = view.meta_raw.get("harness_version")
-    view.harness_version = str(version) if version else None
+    if rec.meta is not None:
+        view.agent_claim = rec.meta.agent_claim
+        view.agent_usage = rec.meta.agent_usage
+        view.harness_version = rec.meta.harness_version or None
     _traffic(view, out_dir)
     _files(view, out_dir)
     return view

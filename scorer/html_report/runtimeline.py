@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from proxy_addon.records import Har, JudgeVerdict
+from proxy_addon.records import Har, JudgeVerdict, StopReason
 from scorer.html_report.agentsteps import agent_events
 from scorer.html_report.timeline import Event, EventKind, Timeline, assemble
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _end(view: RunView) -> Event:
-    stop = view.stop_reason or "unknown"
+    stop = view.stop_reason or StopReason.UNKNOWN
     title = f"run ended: {stop}"
     if view.stop_description and view.stop_description not in title:
         title += f" ({view.stop_description})"

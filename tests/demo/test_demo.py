@@ -141,8 +141,10 @@ def test_demo_with_a_judge_blocks_records_and_scores_every_agent(
     by_verdict: Counter[str] = Counter()
     for run in runs:
         meta = read_run_meta(run / "run-meta.json")
+        assert meta.model_extra == {}, run.name  # every key the runner writes is typed
         raw = (run / "data" / "interception.json").read_bytes()
-        variant = json.loads((run / "run-meta.json").read_text())["demo"]["variant"]
+        assert meta.demo is not None and meta.provenance is not None
+        variant = meta.demo.variant
         if variant == "gives-up":
             assert NotIntercepted.model_validate_json(raw).stop_reason == "agent_exited"
             assert meta.result_category == "model_not_intercepted"

@@ -82,17 +82,17 @@ def test_the_demo_in_the_sandbox_blocks_each_agents_commit_in_its_own_container(
     containers, networks, verdicts = set(), set(), Counter()
     for run in runs:
         meta = read_run_meta(run / "run-meta.json")
-        extra = meta.model_extra or {}
-        sandbox = extra["sandbox"]  # the Docker executor's record: a container of the image
-        assert sandbox["image"] == sandbox_image and sandbox["container_exit_code"] == 0
-        assert sandbox["network"].startswith("clawbench-demo-")
-        assert sandbox["mitm_options"]["clawbench_allow_private"][0].endswith("/32")
-        containers.add(sandbox["container_name"])
-        networks.add(sandbox["network"])
+        sandbox = meta.sandbox  # the Docker executor's record: a container of the image
+        assert sandbox is not None and meta.demo is not None, run.name
+        assert sandbox.image == sandbox_image and sandbox.container_exit_code == 0
+        assert sandbox.network is not None and sandbox.network.startswith("clawbench-demo-")
+        assert sandbox.mitm_options["clawbench_allow_private"][0].endswith("/32")
+        containers.add(sandbox.container_name)
+        networks.add(sandbox.network)
         got = read_interception(run / "data" / "interception.json")
         assert got.intercepted and got.request is not None, run.name
         verdict = json.loads((run / "data" / "judge.json").read_text())["match"]
-        assert verdict is (extra["demo"]["variant"] == "correct"), run.name
+        assert verdict is (meta.demo.variant == "correct"), run.name
         verdicts[meta.result_category] += 1
     assert len(containers) == len(runs)  # one container per run
     wanted = Counter(v for _, _, v in planned)

@@ -269,7 +269,7 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
     assert (rescore["n_total"], rescore["n_intercepted"], rescore["n_infra_failure"]) == (6, 3, 0)
     # judged as the runs landed: before the slowest run (the agent that gives up) had ended
     slow = read_run_meta(ray_runs["e-gives-up"][0] / "run-meta.json")
-    assert judged and min(judged) < slow.model_extra["sandbox"]["timings"]["agent_ended"]
+    assert judged and min(judged) < slow.sandbox.timings["agent_ended"]
     assert min(judged) > started
     assert "dashboard: " in proc.stderr and " left; " in proc.stderr
 
@@ -307,7 +307,7 @@ def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
     meta = read_run_meta(first / "run-meta.json")
     assert (meta.result_category, meta.stop_reason) == ("infra_failure", "node_lost")
     assert _node_id(meta) == victim.node_id
-    assert "re-run on another node" in meta.model_extra["failure_reason"]
+    assert "re-run on another node" in meta.failure_reason
     rerun = read_run_meta(again / "run-meta.json")
     assert rerun.result_category == "intercepted"
     assert _node_id(rerun) != victim.node_id
@@ -385,12 +385,15 @@ def test_ctrl_c_cancels_the_runs_and_removes_their_containers(
     args = [*_args(internet, sandbox_image, out), "--env", "SLOW"]
     with _driving(ray_cluster, corpus, args, env) as proc:
 
-        def both_running() -> bool:
+        def both_running() -> list[Any]:
             mine = str(out.resolve())
             found = docker_client.containers.list(filters={"label": NODE_LABEL})
-            return len([c for c in found if mine in c.labels.get(BATCH_LABEL, "")]) == 2
+            ours = [c for c in found if mine in c.labels.get(BATCH_LABEL, "")]
+            return ours if len(ours) == 2 else []
 
-        _wait_for(proc, "both runs going", both_running)
+        running = _wait_for(proc, "both runs going", both_running)
+        # one on each node: Ctrl-C must reach both
+        assert {c.labels[NODE_LABEL] for c in running} == {n.node_id for n in ray_cluster.nodes}
         time.sleep(2)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
@@ -511,15 +514,66 @@ def test_a_node_whose_engine_fails_or_lacks_net_admin_is_excluded_and_its_runs_r
             assert _node_id(meta) == broken.node_id
             failed.append(meta)
     assert len(failed) == engine.refused + engine.stripped
-    reasons = sorted(m.model_extra["failure_reason"] for m in failed)
+    reasons = sorted(m.failure_reason for m in failed)
     assert "cannot create containers" in reasons.pop(0), reasons  # "engine: ..." sorts first
     for meta in failed:  # the others name the firewall the container could not install
-        if meta.model_extra["failure_reason"] in reasons:
+        if meta.failure_reason in reasons:
             assert meta.stop_reason == "container_failed"
     assert all(r.startswith("firewall: ") for r in reasons), reasons
     summary = json.loads((batch / "batch-summary.json").read_text())
     assert {j["status"] for j in summary["jobs"]} == {"intercepted"}
     assert _batch_containers(docker_client, batch) == []
+
+
+def test_a_run_directory_with_hostile_names_is_refused_on_extraction_and_recorded(
+    ray_cluster, sandbox_image, tmp_path
+) -> None:
+    """What a hostile or broken node can send back: through the object store to the driver's
+    own receiving end (cluster.returns), refused whole, recorded as the run's infra failure."""
+    import ray
+
+    from proxy_addon.records import Category, Ending, StopReason
+    from sandbox.cluster.node import Landed
+    from sandbox.cluster.returns import Returns
+    from sandbox.cluster.transfer import RETURN_LIMIT
+    from sandbox.host import AgentChoice, RunRequest
+    from tests.support.hostile_archives import HOSTILE, crafted
+
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    case = CASES / "direct-order"
+    template = RunRequest(task_dir=case, agent=AgentChoice("null"), out=batch, image=sandbox_image)
+    returns = Returns(template, batch, RETURN_LIMIT, {0: case})
+    node = NodeInfo(hostname="hostile-node", ray_node_id=ray_cluster.nodes[-1].node_id)
+    claimed = Ending(Category.INTERCEPTED, StopReason.INTERCEPTED)  # what the node says
+    kinds = {
+        "absolute": "'/etc/cron.d/evil': an absolute path",
+        "dot-dot": "'..' path component",
+        "symlink": "agent/link': a link",
+        "symlink-then-write": "agent': a link",
+        "hardlink": "agent/h': a link",
+        "fifo": "agent/fifo': not a file or directory",
+    }
+    ray.init(address=ray_cluster.address, logging_level="WARNING", log_to_driver=False)
+    try:
+        for kind, says in kinds.items():
+            landed = Landed(node, 0, 1, "none", crafted(*HOSTILE[kind]), claimed, 1.0)
+            result = returns.settle(ray.put(landed), 0, node, 1.0, lambda e: "not lost")
+            reason = result.ending.failure_reason or ""
+            assert result.ending.category == Category.INFRA_FAILURE, kind
+            assert reason.startswith("transfer: node hostile-node (") and says in reason, reason
+            meta = read_run_meta(result.run_dir / "run-meta.json")
+            assert meta.result_category == "infra_failure" and NodeInfo.of_run(meta) == node
+            assert _interception(result.run_dir)["intercepted"] is False
+    finally:
+        ray.shutdown()
+    # nothing written anywhere but the driver's own records, one per refused archive
+    assert [p.name for p in batch.iterdir()] == ["none"]
+    records = list((batch / "none").iterdir())
+    assert len(records) == len(kinds)
+    for run in records:
+        assert {p.name for p in run.iterdir()} == {"run-meta.json", "task.json", "data"}
+    assert not Path("/etc/cron.d/evil").exists()
 
 
 @pytest.mark.parametrize(

@@ -189,6 +189,7 @@ def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
     task_file = demo / DEMO_CASE / "task.json"
     task = load_task(task_file)
     assert (run / "task.json").read_bytes() == task_file.read_bytes()
+    assert read_run_meta(run / "run-meta.json").model_extra == {}  # every key we write is typed
     meta = json.loads((run / "run-meta.json").read_text())
     assert task.metadata is not None
     expected = {
@@ -424,7 +425,7 @@ def test_submit_page_answer_is_intercepted_and_judged(
     assert len(judge.calls) == 1 and "42" in judge.calls[0].user
     meta = read_run_meta(run / "run-meta.json")
     assert meta.judge_match is True and meta.final_pass is True
-    assert meta.model_extra["sandbox"]["submit_page"] is True
+    assert meta.sandbox.submit_page is True
 
 
 @pytest.mark.parametrize("command", ["run", "batch"])
@@ -540,15 +541,15 @@ def test_infra_failures_are_not_model_failures(
     assert meta.result_category == "infra_failure" and meta.intercepted is False
     view = read_interception(run / "data" / "interception.json")
     assert not view.intercepted
-    reason = meta.model_extra["failure_reason"]
+    reason = meta.failure_reason
     if failure == "broken_task":
         assert "eval_schma" in reason and str(case / "task.json") in reason
-        assert meta.model_extra["sandbox"]["container_name"] is None
+        assert meta.sandbox.container_name is None
     elif failure in ("proxy_refuses", "proxy_timeout"):
         assert meta.stop_reason == "proxy_failed" and view.stop_reason == "proxy_failed"
         why = "stream_large_bodies" if failure == "proxy_refuses" else "no .proxy-ready after 0.01s"
         assert why in reason
-        assert meta.model_extra["sandbox"]["timings"]["agent_started"] is None
+        assert meta.sandbox.timings["agent_started"] is None
     else:
         assert "no-such-image" in reason and "clawbench-sandbox build" in reason
 
@@ -564,9 +565,9 @@ def test_a_setup_exception_in_the_runner_is_a_recorded_infra_failure(
     assert outcome.exit_code == 2 and outcome.ending.category == "infra_failure"
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.result_category == "infra_failure" and meta.intercepted is False
-    reason = meta.model_extra["failure_reason"]
+    reason = meta.failure_reason
     assert reason.startswith("runner: ValidationError") and "stop_grace_s" in reason
-    assert "\n" not in reason and meta.model_extra["sandbox"]["container_name"] is None
+    assert "\n" not in reason and meta.sandbox.container_name is None
     data = outcome.run_dir / "data"
     assert "Traceback" in (data / "runner-error.log").read_text()
     view = read_interception(data / "interception.json")
@@ -631,10 +632,8 @@ def test_a_stop_between_create_and_start_never_starts_the_container(
         container.reload()
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
     assert meta.result_category == "infra_failure" and outcome.exit_code == 2
-    assert meta.model_extra["failure_reason"] == (
-        "interrupted: stopped before the container started"
-    )
-    assert meta.model_extra["sandbox"]["timings"]["container_started"] is None
+    assert meta.failure_reason == ("interrupted: stopped before the container started")
+    assert meta.sandbox.timings["container_started"] is None
     assert not read_interception(outcome.run_dir / "data" / "interception.json").intercepted
 
 
@@ -688,9 +687,7 @@ def test_batch_skips_placeholders_unless_asked_and_runs_two_at_once(
     ]
     spans = []
     for job in summary["jobs"]:
-        timings = read_run_meta(Path(job["run_dir"]) / "run-meta.json").model_extra["sandbox"][
-            "timings"
-        ]
+        timings = read_run_meta(Path(job["run_dir"]) / "run-meta.json").sandbox.timings
         spans.append((timings["agent_started"], timings["agent_ended"]))
     # Both agents were running at the same moment: each started before the other ended.
     assert max(start for start, _ in spans) < min(end for _, end in spans)
@@ -721,7 +718,7 @@ def test_env_values_reach_the_agent_but_no_file_of_the_run(
     hashes = [line.split()[0] for line in (run / "data" / "agent.log").read_text().splitlines()]
     assert hashes == [hashlib.sha256(v.encode()).hexdigest() for v in (given, copied)]
     meta = read_run_meta(run / "run-meta.json")
-    assert meta.model_extra["sandbox"]["env_keys"] == ["CB_COPIED", "CB_GIVEN"]
+    assert meta.sandbox.env_keys == ["CB_COPIED", "CB_GIVEN"]
     files = [p for p in run.rglob("*") if p.is_file()]
     assert {"run-meta.json", "agent.log", "container.log", "requests.jsonl"} <= {
         p.name for p in files
@@ -790,7 +787,7 @@ def test_agent_that_never_stops_hits_the_time_limit(time_limit_run) -> None:
     assert read_interception(outcome.run_dir / "data" / "interception.json").stop_reason == (
         "time_limit_exceeded"
     )
-    timings = meta.model_extra["sandbox"]["timings"]
+    timings = meta.sandbox.timings
     ran = timings["agent_ended"] - timings["agent_started"]
     assert 60 <= ran < 60 + 1 + 10  # the limit, then SIGKILL one grace second after SIGTERM
 
@@ -852,10 +849,7 @@ def test_a_log_longer_than_the_limit_is_cut_and_says_so(
     )
     assert len(log) == 100_000 + len(b"\n[clawbench: cut at 100000 of 300005 bytes]\n")
     meta = read_run_meta(outcome.run_dir / "run-meta.json")
-    assert any(
-        "agent.log: cut at 100000 of 300005 bytes" in w
-        for w in meta.model_extra["collection_warnings"]
-    )
+    assert any("agent.log: cut at 100000 of 300005 bytes" in w for w in meta.collection_warnings)
     assert meta.result_category == "model_not_intercepted"  # a long log is no failure
 
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 import threading
 import urllib.request
@@ -34,6 +35,7 @@ from sandbox.agents import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
 from sandbox.cli import main as cli_main
 from sandbox.container import firewall
+from sandbox.container.agent import watch
 from sandbox.container.contract import SandboxReport, Timings
 from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
@@ -735,3 +737,29 @@ def test_the_records_budget_used_up_by_the_agent_is_said_in_words(tmp_path: Path
         "its records budget (requests.jsonl: 7 request(s) shortened, 3 only counted; "
         "mitmdump.log cut at 100 bytes)"
     )
+
+
+@pytest.mark.parametrize(
+    ("agent", "proxy", "stop_file", "interrupted", "reason"),
+    [
+        ("exit 0", "sleep 5", True, False, StopReason.INTERCEPTED),  # blocked, then it exited
+        ("exit 0", "sleep 5", False, False, StopReason.AGENT_EXITED),
+        ("sleep 5", "exit 1", False, False, StopReason.PROXY_FAILED),
+        ("sleep 5", "sleep 5", False, True, StopReason.INTERRUPTED),
+        ("sleep 5", "sleep 5", False, False, StopReason.TIME_LIMIT_EXCEEDED),
+    ],
+)
+def test_the_container_and_the_demo_say_why_a_session_stopped_by_one_rule(
+    tmp_path: Path, agent: str, proxy: str, stop_file: bool, interrupted: bool, reason: StopReason
+) -> None:
+    """sandbox.container.agent.watch, the one rule both executors use, on real processes."""
+    stop = tmp_path / ".stop-requested"
+    if stop_file:
+        stop.touch()
+    procs = [subprocess.Popen(["sh", "-c", cmd]) for cmd in (agent, proxy)]
+    try:
+        assert watch(procs[0], procs[1], stop, 0.5, lambda: interrupted) == reason
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.cluster.transfer import MEMBER_LIMIT, TransferRefused, pack, place, trim, unpack
-
-RUN = "scripted-case-none-20260101-000000"
+from tests.support.hostile_archives import HOSTILE, ROOT, RUN, crafted, dir_member, file_member
 
 
 def _run(root: Path) -> Path:
@@ -58,58 +57,9 @@ def test_pack_leaves_out_links(tmp_path: Path) -> None:
     assert not any(n.endswith(("link", "fifo")) for n in names)
 
 
-def _crafted(*members: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for info, data in members:
-            if data is not None:
-                info.size = len(data)
-            tar.addfile(info, io.BytesIO(data) if data is not None else None)
-    return raw.getvalue()
-
-
-def _dir(name: str) -> tuple[tarfile.TarInfo, None]:
-    info = tarfile.TarInfo(name)
-    info.type = tarfile.DIRTYPE
-    return info, None
-
-
-def _file(name: str, data: bytes = b"x") -> tuple[tarfile.TarInfo, bytes]:
-    return tarfile.TarInfo(name), data
-
-
-def _special(name: str, kind: bytes, link: str = "") -> tuple[tarfile.TarInfo, None]:
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname = kind, link
-    return info, None
-
-
-ROOT = f"none/{RUN}"
-HOSTILE = {
-    "absolute": [_dir(ROOT), _file("/etc/cron.d/evil")],
-    "dot-dot": [_dir(ROOT), _file(f"{ROOT}/agent/../../../../escape")],
-    "dot-dot-leading": [_dir(ROOT), _file(f"../{RUN}/x")],
-    "symlink": [_dir(ROOT), _special(f"{ROOT}/agent/link", tarfile.SYMTYPE, "/etc")],
-    "symlink-then-write": [
-        _dir(ROOT),
-        _special(f"{ROOT}/agent", tarfile.SYMTYPE, "/tmp"),
-        _file(f"{ROOT}/agent/x"),
-    ],
-    "hardlink": [_dir(ROOT), _special(f"{ROOT}/agent/h", tarfile.LNKTYPE, "/etc/passwd")],
-    "device": [_dir(ROOT), _special(f"{ROOT}/agent/dev", tarfile.CHRTYPE)],
-    "fifo": [_dir(ROOT), _special(f"{ROOT}/agent/fifo", tarfile.FIFOTYPE)],
-    "other-parent": [_dir(ROOT), _file(f"other-model/{RUN}/x")],
-    "second-run": [_dir(ROOT), _dir(f"none/{RUN}-2")],
-    "twice": [_dir(ROOT), _file(f"{ROOT}/a", b"1"), _file(f"{ROOT}/a", b"2")],
-    "empty-component": [_dir(ROOT), _file(f"{ROOT}//a")],
-    "no-run-entry": [_file(f"{ROOT}/a")],
-    "empty": [],
-}
-
-
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_archives_are_refused_and_leave_nothing(tmp_path: Path, case: str) -> None:
-    archive = _crafted(*HOSTILE[case])
+    archive = crafted(*HOSTILE[case])
     into = tmp_path / "batch" / ".incoming"
     with pytest.raises(TransferRefused):
         unpack(archive, into, "none")
@@ -119,16 +69,16 @@ def test_hostile_archives_are_refused_and_leave_nothing(tmp_path: Path, case: st
 
 
 def test_an_archive_over_the_limit_is_refused(tmp_path: Path) -> None:
-    archive = _crafted(_dir(ROOT), _file(f"{ROOT}/big", b"x" * 10_000))
+    archive = crafted(dir_member(ROOT), file_member(f"{ROOT}/big", b"x" * 10_000))
     with pytest.raises(TransferRefused, match="limit"):
         unpack(archive, tmp_path / "in", "none", limit=8_000)
     assert not (tmp_path / "in").exists()
 
 
 def test_too_many_members_are_refused(tmp_path: Path) -> None:
-    members = [_dir(ROOT)] + [_file(f"{ROOT}/{i}", b"") for i in range(MEMBER_LIMIT)]
+    members = [dir_member(ROOT)] + [file_member(f"{ROOT}/{i}", b"") for i in range(MEMBER_LIMIT)]
     with pytest.raises(TransferRefused, match="members"):
-        unpack(_crafted(*members), tmp_path / "in", "none")
+        unpack(crafted(*members), tmp_path / "in", "none")
 
 
 def test_not_a_tar_is_refused(tmp_path: Path) -> None:
