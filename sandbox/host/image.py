@@ -19,6 +19,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import docker.errors
+
 from sandbox.host.docker_api import EngineError, local_image
 
 if TYPE_CHECKING:
@@ -112,8 +114,10 @@ def build_image(
     extra_packages: str = "",
     progress: Callable[[str], None] | None = None,
 ) -> str:
-    """Build and tag the image; return its id. Never pulls (the base must be local or pullable)."""
+    """Build and tag the image; return its id. Pulls nothing but the base, when it is not local
+    (BuildError saying to name a local one with --base-image when that pull fails)."""
     context = build_context(REPO, ca_bundle)
+    _base(client, base_image, progress)
     args = {
         "BASE_IMAGE": base_image,
         "WITH_CHROMIUM": "1" if chromium else "0",
@@ -128,6 +132,22 @@ def build_image(
         with contextlib.suppress(metadata.PackageNotFoundError):
             labels[f"io.clawbench.version.{dist}"] = metadata.version(dist)
     return _build(client, context, tag, args, labels, progress)
+
+
+def _base(client: Any, base_image: str, progress: Callable[[str], None] | None) -> None:
+    """The base image on this machine: local already, or pulled here (the builder's FROM would
+    pull it too, and fail with only the registry's words)."""
+    if local_image(client, base_image) is not None:
+        return
+    if progress:
+        progress(f"pulling the base image {base_image}")
+    try:
+        client.images.pull(base_image)
+    except docker.errors.DockerException:
+        raise BuildError(
+            f"base image {base_image} is not on this machine and cannot be pulled: give "
+            "--base-image IMAGE, an image already here (see `docker images`)"
+        ) from None
 
 
 def _build(

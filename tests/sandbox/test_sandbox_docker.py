@@ -33,7 +33,7 @@ from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
-from sandbox.host.docker_api import BATCH_LABEL, LABEL
+from sandbox.host.docker_api import BATCH_LABEL, LABEL, local_image
 from sandbox.host.executor import run_task
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
@@ -145,6 +145,23 @@ def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
         code = sandbox_main([command, str(target), *agent, *closed_args(internet, image, out)])
         assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
         assert not list(out.rglob("*"))  # no run directory: nothing started
+
+
+def test_a_base_image_that_cannot_be_pulled_is_one_line_naming_base_image(
+    docker_client, capsys
+) -> None:
+    """Not here, and its registry (loopback port 9) refuses: the build says to name a local
+    base, not the daemon's raw pull error; nothing is tagged."""
+    token = secrets.token_hex(3)
+    base, tag = f"127.0.0.1:9/clawbench-no-such-base:{token}", f"clawbench-sandbox:never-{token}"
+    code = sandbox_main(["build", "--base-image", base, "--tag", tag])
+    err = capsys.readouterr().err
+    assert code == 2 and err.endswith(
+        f"\nclawbench-sandbox: base image {base} is not on this machine and cannot be pulled: "
+        "give --base-image IMAGE, an image already here (see `docker images`)\n"
+    ), err
+    assert err.splitlines()[0] == f"pulling the base image {base}" and len(err.splitlines()) == 2
+    assert local_image(docker_client, tag) is None
 
 
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(
