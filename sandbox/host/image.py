@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import docker.errors
 
+from sandbox.container.contract import CONTRACT_LABEL, contract_id
 from sandbox.host.docker_api import EngineError, local_image
 
 if TYPE_CHECKING:
@@ -36,6 +37,10 @@ HARNESS_LABEL = "io.clawbench.harness"
 """On a harness layer: the harness it holds (build_harness_image sets it)."""
 HARNESS_VERSION_LABEL = "io.clawbench.harness.version"
 """On a harness layer: its pinned packages when it was built (run-meta's harness_version)."""
+
+
+class StaleImage(EngineError):
+    """The image was built from other clawbench code: its container would not read our files."""
 
 
 class BuildError(RuntimeError):
@@ -127,6 +132,7 @@ def build_image(
         "org.opencontainers.image.title": "clawbench-sandbox",
         "io.clawbench.base-image": base_image,
         "io.clawbench.chromium": args["WITH_CHROMIUM"],
+        CONTRACT_LABEL: contract_id(),
     }
     for dist in (OWN_DISTRIBUTION, "mitmproxy"):
         with contextlib.suppress(metadata.PackageNotFoundError):
@@ -251,19 +257,27 @@ def build_fix(image: str, harness: str | None) -> str:
     )
 
 
-def check_image(client: Any, image: str, harness: str | None) -> RunImage:
-    """The image a run or batch starts from: it exists and, for a harness run, holds that
-    harness (its io.clawbench.harness label); else EngineError naming the image and the build
-    command that makes it."""
+def check_image(client: Any, image: str, harness: str | None, fix: str | None = None) -> RunImage:
+    """The image a run or batch starts from: it exists, for a harness run holds that harness
+    (its io.clawbench.harness label), and was built from this code (its io.clawbench.contract
+    label, else StaleImage); else EngineError naming the image and the build command (fix,
+    or build_fix's)."""
     found = local_image(client, image)
     if found is None:
-        raise EngineError(f"image {image} is missing: {build_fix(image, harness)}")
+        raise EngineError(f"image {image} is missing: {fix or build_fix(image, harness)}")
     image_id, labels = found
     held = labels.get(HARNESS_LABEL)
     if harness is not None and held != harness:
         has = f"its {HARNESS_LABEL} label is {held!r}" if held else f"no {HARNESS_LABEL} label"
         raise EngineError(
             f"image {image} does not hold the {harness} harness ({has}): "
-            f"{build_fix(image, harness)}"
+            f"{fix or build_fix(image, harness)}"
+        )
+    built, ours = labels.get(CONTRACT_LABEL), contract_id()
+    if built != ours:
+        has = f"its {CONTRACT_LABEL} label is {built!r}" if built else f"no {CONTRACT_LABEL} label"
+        raise StaleImage(
+            f"image {image} was built from other clawbench code ({has}, this code's is "
+            f"{ours!r}): {fix or build_fix(image, harness)}"
         )
     return RunImage(image, image_id, labels)
