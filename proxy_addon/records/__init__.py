@@ -90,7 +90,7 @@ from proxy_addon.records.requestwriter import (
     read_summary as read_requests_summary,
 )
 from proxy_addon.records.reserve import RESERVE_FILE, release, reserve_space, write_with_reserve
-from proxy_addon.records.runblocks import AgentClaim
+from proxy_addon.records.runblocks import AgentClaim, DemoBlock, SandboxBlock
 from proxy_addon.records.runmeta import (
     RUN_META,
     RunMeta,
@@ -131,6 +131,7 @@ __all__ = [
     "BatchSummary",
     "CallOutcome",
     "Category",
+    "DemoBlock",
     "Ending",
     "FailedCall",
     "Har",
@@ -150,6 +151,7 @@ __all__ = [
     "RequestLogWriter",
     "ResponseLine",
     "RunMeta",
+    "SandboxBlock",
     "StopReason",
     "Stopped",
     "TokenCounts",
