@@ -74,6 +74,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--image",
+        metavar="IMAGE",
         help=f"sandbox image (default: $CLAWBENCH_SANDBOX_IMAGE or {DEFAULT_IMAGE}; with "
         "--harness, its layer: <image>-<harness>)",
     )
@@ -85,6 +86,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--harness",
+        metavar="NAME",
         help=f"run a real agent: {', '.join(sorted(HARNESSES))} (with --model); any other "
         "name only labels the run directory (default: the agent's kind)",
     )
@@ -144,7 +146,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     """Where a run goes, how its container and proxy are set up, and how it is scored."""
     _limit_options(p)
     p.add_argument(
-        "--out", type=Path, default=Path("out"), help="output directory (default: %(default)s)"
+        "--out",
+        type=Path,
+        default=Path("out"),
+        metavar="DIR",
+        help="output directory (default: %(default)s)",
     )
     p.add_argument(
         "--env",
@@ -154,7 +160,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         help="agent environment variable, repeatable (K alone copies it from here); "
         "run-meta.json lists the names only",
     )
-    p.add_argument("--network", help="Docker network for the agent's container")
+    p.add_argument(
+        "--network",
+        metavar="NAME",
+        help="Docker network for the agent's container (default: Docker's default bridge)",
+    )
     p.add_argument(
         "--upstream-ca",
         type=Path,
@@ -234,14 +244,21 @@ def _build_parser(sub: Any) -> None:
         epilog="exit codes:\n  0    built\n  2    the build failed (its last lines are shown)",
         formatter_class=FMT,
     )
-    b.add_argument("--base-image", default=DEFAULT_BASE, help="default: %(default)s")
+    b.add_argument(
+        "--base-image",
+        default=DEFAULT_BASE,
+        metavar="IMAGE",
+        help="the image to build on: a local one, or one Docker can pull (default: %(default)s)",
+    )
     b.add_argument(
         "--ca-bundle",
         type=Path,
         metavar="PEM",
         help="CA bundle for the build's own downloads, pip and apt (not kept in the image)",
     )
-    b.add_argument("--tag", default=default_image(), help="default: %(default)s")
+    b.add_argument(
+        "--tag", default=default_image(), metavar="IMAGE", help="the tag (default: %(default)s)"
+    )
     b.add_argument("--chromium", action="store_true", help="install Chromium in the image")
     b.add_argument(
         "--harness",
@@ -255,7 +272,7 @@ def _build_parser(sub: Any) -> None:
         "--extra-packages",
         default="",
         metavar="PKGS",
-        help="more apt packages, space-separated (e.g. nodejs)",
+        help="more apt packages, space-separated (e.g. nodejs; default: none)",
     )
 
 
@@ -267,7 +284,9 @@ def _run_parser(sub: Any) -> None:
         epilog=RUN_EXIT_CODES,
         formatter_class=FMT,
     )
-    r.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    r.add_argument(
+        "task_dir", type=Path, metavar="TASK_DIR", help="the task's directory (holds task.json)"
+    )
     _agent_options(r)
     _run_options(r)
     _allow_incomplete(r, "exit by the run's category when its verdict is missing, instead of 3")
@@ -281,7 +300,12 @@ def _batch_parser(sub: Any) -> None:
         epilog=BATCH_EXIT_CODES,
         formatter_class=FMT,
     )
-    t.add_argument("corpus", type=Path, metavar="CORPUS_DIR")
+    t.add_argument(
+        "corpus",
+        type=Path,
+        metavar="CORPUS_DIR",
+        help="a directory of task directories (each holds task.json)",
+    )
     _agent_options(t)
     _run_options(t)
     t.add_argument(
@@ -350,6 +374,10 @@ def _check_parser(sub: Any) -> None:
         formatter_class=FMT,
     )
     c.add_argument("--model", metavar="ENTRY", help="the agent's models.yaml entry")
-    c.add_argument("--harness", help="also check that this harness can call --model (its api_type)")
+    c.add_argument(
+        "--harness",
+        metavar="NAME",
+        help="also check that this harness can call --model (its api_type)",
+    )
     c.add_argument("--judge-model", metavar="NAME", help="the judge (default entry built in)")
     c.add_argument("--models-yaml", type=Path, metavar="FILE", help="the models.yaml")

@@ -62,10 +62,16 @@ EXIT_CODES = f"""exit codes:
 
 def _judge_arguments(p: argparse.ArgumentParser) -> None:
     """Which judges, how they decide, how they are called."""
-    p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help=f"models.yaml (the reference's format; default: none, only {DEFAULT_JUDGE} built in)",
+    )
     p.add_argument(
         "--judge-model",
         action="append",
+        metavar="NAME",
         help=f"judge entry name (default {DEFAULT_JUDGE}, built in: DEEPSEEK_API_KEY); give it "
         "again for more judges: the first one's verdicts go to data/judge.json, each other's to "
         "data/judge.<model>.json",
@@ -77,16 +83,27 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
         help="which judges decide final_pass: the first (default), a majority of all, or all "
         "of them (unanimous)",
     )
-    p.add_argument("--rubric", choices=tuple(RUBRIC_CHOICES), default="strict")
+    p.add_argument(
+        "--rubric",
+        choices=tuple(RUBRIC_CHOICES),
+        default="strict",
+        help="the judge's rubric: strict (every detail the instruction gives; default), lenient "
+        "(only an explicit contradiction fails), or both (strict decides final_pass)",
+    )
     p.add_argument("--no-judge", action="store_true", help="Stage 1 only; no judge key needed")
     p.add_argument(
         "--concurrency",
         type=positive_int,
         default=16,
+        metavar="N",
         help="judge calls in flight at most (adapts down on 429); default 16",
     )
     p.add_argument(
-        "--timeout", type=seconds(zero_ok=False), default=60.0, help="seconds per judge call"
+        "--timeout",
+        type=seconds(zero_ok=False),
+        default=60.0,
+        metavar="S",
+        help="seconds per judge call (default 60)",
     )
     p.add_argument(
         "--no-preflight",
@@ -106,15 +123,30 @@ def parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", nargs="?", type=Path, help="a batch, a directory of batches, or a run")
-    p.add_argument("--only-batch", type=Path, help="same as PATH (the scoring document's form)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        metavar="PATH",
+        help="a batch, a directory of batches, or a run",
+    )
+    p.add_argument(
+        "--only-batch", type=Path, metavar="DIR", help="same as PATH (the scoring document's form)"
+    )
     p.add_argument(
         "--tasks",
         type=Path,
+        metavar="DIR",
         help="the task corpus the runs came from: sets N, "
         "missing and extra runs, judge_context and the Stage-1 re-check",
     )
-    p.add_argument("--n-total", type=positive_int, help="N to divide by (a published corpus size)")
+    p.add_argument(
+        "--n-total",
+        type=positive_int,
+        metavar="N",
+        help="N to divide by, a published corpus size (default: --tasks' task count, else the "
+        "number of tasks run)",
+    )
     _judge_arguments(p)
     p.add_argument("--force", action="store_true", help="judge again, ignoring saved verdicts")
     p.add_argument("--limit", type=count, metavar="N", help="judge at most N runs this time")
@@ -123,14 +155,21 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a failed Stage-1 re-check withdraws the interception credit",
     )
-    p.add_argument("--dataset", help="the dataset name of the leaderboard row")
+    p.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="the dataset name of the leaderboard row (default: unknown)",
+    )
     p.add_argument(
         "--dump-limit",
         type=positive_int,
         default=DUMP_LIMIT,
+        metavar="BYTES",
         help=f"bytes of the request shown to the judge (default {DUMP_LIMIT})",
     )
-    p.add_argument("--csv", type=Path, help="merge the leaderboard rows into this CSV file")
+    p.add_argument(
+        "--csv", type=Path, metavar="FILE", help="merge the leaderboard rows into this CSV file"
+    )
     p.add_argument(
         "--json",
         action="store_true",

@@ -69,15 +69,33 @@ def parser() -> argparse.ArgumentParser:
         "0 every gate passed, 1 a gate failed, 2 bad input or a judge that cannot serve, "
         "130 interrupted.",
     )
-    p.add_argument("gold", nargs="?", type=Path, help=f"the set (default {SHIPPED_SET})")
-    p.add_argument("--judge-model", default=DEFAULT_JUDGE, help=f"default {DEFAULT_JUDGE}")
-    p.add_argument("--models-yaml", type=Path, help="models.yaml (the reference's format)")
+    p.add_argument(
+        "gold", nargs="?", type=Path, metavar="DIR", help=f"the set (default {SHIPPED_SET})"
+    )
+    p.add_argument(
+        "--judge-model",
+        default=DEFAULT_JUDGE,
+        metavar="NAME",
+        help=f"the judge's entry name (default {DEFAULT_JUDGE}, built in: DEEPSEEK_API_KEY)",
+    )
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help=f"models.yaml (the reference's format; default: none, only {DEFAULT_JUDGE} built in)",
+    )
     p.add_argument(
         "--no-preflight",
         action="store_true",
         help="skip the one-token call to the judge before the set is judged",
     )
-    p.add_argument("--rubric", choices=("strict", "lenient"), default="strict")
+    p.add_argument(
+        "--rubric",
+        choices=("strict", "lenient"),
+        default="strict",
+        help="the judge's rubric: strict (every detail the instruction gives; default) or "
+        "lenient (only an explicit contradiction fails)",
+    )
     gated = ", ".join(f"{k}={v:g}" for k, v in DEFAULT_GATES.items())
     p.add_argument(
         "--require",
@@ -88,12 +106,18 @@ def parser() -> argparse.ArgumentParser:
         help="fail (exit 1) when fewer than MIN of the kind's cases are answered as labelled; "
         f"repeat for more kinds (default {gated}; a v1 kind may be named by its last part)",
     )
-    p.add_argument("--min-kappa", type=_kappa, help="fail (exit 1) when kappa is below this")
+    p.add_argument(
+        "--min-kappa",
+        type=_kappa,
+        metavar="K",
+        help="fail (exit 1) when kappa is below K (default: no kappa gate)",
+    )
     p.add_argument(
         "--pass-rate",
         type=_share,
         action="append",
         default=[],
+        metavar="RATE",
         help="a true pass rate to show the bias at (repeat; default "
         f"{' and '.join(str(x) for x in DEFAULT_PASS_RATES)}, or each --batch's own)",
     )
@@ -102,12 +126,36 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="a scored batch: the bias at its own pass rate among judged runs",
+        metavar="DIR",
+        help="a scored batch: the bias at its own pass rate among judged runs (repeatable)",
     )
-    p.add_argument("--concurrency", type=int, default=16, help="judge calls in flight at most")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per judge call")
-    p.add_argument("--dump-limit", type=int, default=DUMP_LIMIT, help="bytes of each request")
-    p.add_argument("--out", type=Path, help="write the result here (clawbench-report reads it)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=16,
+        metavar="N",
+        help="judge calls in flight at most (default 16)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds per judge call (default 60)",
+    )
+    p.add_argument(
+        "--dump-limit",
+        type=int,
+        default=DUMP_LIMIT,
+        metavar="BYTES",
+        help=f"bytes of each request shown to the judge (default {DUMP_LIMIT})",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="write the result here (clawbench-report reads it; default: not written)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     return p
 

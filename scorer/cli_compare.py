@@ -32,15 +32,23 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clawbench-score compare",
         description="Compare two scored batches task by task: won, lost and tied tasks, the "
-        "difference in pass rate with a 95%% interval for paired data, the exact McNemar "
+        "difference in pass rate with a 95% interval for paired data, the exact McNemar "
         "p-value and the tasks that flipped.",
         epilog="exit codes:\n  0    compared\n  2    bad input: a batch not scored, a "
         "summary that cannot be read, a bad --tasks corpus, a bad command line",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("batch_a", type=Path, help="a scored batch (holds rescore-summary.json)")
-    p.add_argument("batch_b", type=Path, help="the batch to compare it with")
-    p.add_argument("--tasks", type=Path, help="the corpus: pair over its tasks")
+    p.add_argument(
+        "batch_a", type=Path, metavar="A", help="a scored batch (holds rescore-summary.json)"
+    )
+    p.add_argument("batch_b", type=Path, metavar="B", help="the batch to compare it with")
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        metavar="DIR",
+        help="the corpus: pair over its tasks, one a batch lacks failed (default: the tasks "
+        "both batches counted)",
+    )
     p.add_argument("--json", action="store_true", help="the comparison as one JSON object")
     return p
 

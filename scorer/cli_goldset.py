@@ -41,11 +41,17 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     blind = sub.add_parser("blind", help="export the cases without labels, reasons or kinds")
-    blind.add_argument("set", nargs="?", type=Path, help=f"the set (default {SHIPPED_SET})")
-    blind.add_argument("--out", type=Path, required=True, help="directory for cases.json/.md")
+    blind.add_argument(
+        "set", nargs="?", type=Path, metavar="DIR", help=f"the set (default {SHIPPED_SET})"
+    )
+    blind.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="directory for cases.json/.md"
+    )
     agree = sub.add_parser("agree", help="agreement of the set's labels with a second labelling")
-    agree.add_argument("labels", type=Path, help="the second labeller's labels file")
-    agree.add_argument("--set", type=Path, help=f"the set (default {SHIPPED_SET})")
+    agree.add_argument(
+        "labels", type=Path, metavar="FILE", help="the second labeller's labels file"
+    )
+    agree.add_argument("--set", type=Path, metavar="DIR", help=f"the set (default {SHIPPED_SET})")
     agree.add_argument("--json", action="store_true", help="the agreement as one JSON object")
     return p
 

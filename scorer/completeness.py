@@ -29,7 +29,7 @@ class Incomplete:
 
     batches: list[Path] = field(default_factory=list)
     unjudged: list[str] = field(default_factory=list)
-    """Runs (test case or directory) whose verdict is missing: judge errors, not asked yet."""
+    """Runs (run_name) whose verdict is missing: judge errors, not asked yet."""
     infra: list[str] = field(default_factory=list)
     model_api: int = 0
     """Of infra, those whose model API failed."""
@@ -38,9 +38,18 @@ class Incomplete:
         return bool(self.unjudged or self.infra)
 
 
+def run_name(model: str | None, harness: str | None, case: str | None, run_dir: str | None) -> str:
+    """A run as the line names it: model · harness · task (a task is run by many entries), else
+    its directory's name."""
+    if model and harness and case:
+        return f"{model} · {harness} · {case}"
+    return Path(run_dir).name if run_dir else case or "?"
+
+
 def _named(runs: list[str]) -> str:
-    shown = ", ".join(runs[:NAMED])
-    return shown + (f" and {len(runs) - NAMED} more" if len(runs) > NAMED else "")
+    unique = list(dict.fromkeys(runs))  # two batches of one entry: the same run, re-run
+    shown = ", ".join(unique[:NAMED])
+    return shown + (f" and {len(unique) - NAMED} more" if len(unique) > NAMED else "")
 
 
 def incompleteness(result: ScoreResult) -> Incomplete:
@@ -52,7 +61,7 @@ def incompleteness(result: ScoreResult) -> Incomplete:
         for row in summary.tasks:
             if row.status != "counted":
                 continue
-            name = row.test_case or row.run_dir or "?"
+            name = run_name(row.model, row.harness, row.test_case, row.run_dir)
             category = row.result_category
             if summary.judge_model and category in (Category.JUDGE_ERROR, Category.INTERCEPTED):
                 found.unjudged.append(name)
@@ -124,5 +133,6 @@ __all__ = [
     "incomplete_line",
     "incompleteness",
     "rerun_command",
+    "run_name",
     "score_command",
 ]

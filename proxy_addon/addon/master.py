@@ -1,6 +1,6 @@
 """The sandbox's proxy process: mitmproxy with the addon, tuned for browsers (`clawbench-proxy`).
 
-    clawbench-proxy [-q] [--mode MODE]... [--set KEY=VALUE]... [-s SCRIPT]... [--stock-loop]
+    clawbench-proxy [-q] [--mode MODE]... [--set KEY=VALUE]... [-s FILE]... [--stock-loop]
                     [--all-addons] [--stock-h2-to-h1]
 
 The same command line as `mitmdump -s proxy_addon/clawbench.py` for what the project uses, with
@@ -55,24 +55,43 @@ every flow."""
 logger = logging.getLogger("clawbench")
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """clawbench-proxy's command line: mitmdump's options this proxy takes, and its own."""
+    p = argparse.ArgumentParser(
         prog="clawbench-proxy",
         description=__doc__.split("\n")[0],
         epilog="exit codes: 0 stopped, 1 a startup problem (logged), 2 bad usage or option",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="log errors only")
-    parser.add_argument("--mode", action="append", default=[], help="a listener (as mitmdump)")
-    parser.add_argument(
-        "--set", dest="setoptions", action="append", default=[], metavar="KEY=VALUE"
+    p.add_argument("-q", "--quiet", action="store_true", help="log errors only")
+    p.add_argument(
+        "--mode",
+        action="append",
+        default=[],
+        metavar="MODE",
+        help="a listener, as mitmdump's --mode (repeatable; default: regular on 8080)",
     )
-    parser.add_argument("-s", dest="scripts", action="append", default=[], metavar="SCRIPT")
-    parser.add_argument("--stock-loop", action="store_true", help="asyncio's loop, not uvloop")
-    parser.add_argument("--all-addons", action="store_true", help="mitmdump's 36 built-ins")
-    parser.add_argument(
+    p.add_argument(
+        "--set",
+        dest="setoptions",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a mitmproxy or addon option, as mitmdump's --set (repeatable)",
+    )
+    p.add_argument(
+        "-s",
+        dest="scripts",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an addon script to load, as mitmdump's -s (repeatable; default: none)",
+    )
+    p.add_argument("--stock-loop", action="store_true", help="asyncio's loop, not uvloop")
+    p.add_argument("--all-addons", action="store_true", help="mitmdump's 36 built-ins")
+    p.add_argument(
         "--stock-h2-to-h1", action="store_true", help="an upstream connection per request"
     )
-    return parser.parse_args(argv)
+    return p
 
 
 def _eager_task(
@@ -147,7 +166,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if not args.stock_h2_to_h1:
         h1reuse.install()
     try:

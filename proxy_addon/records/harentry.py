@@ -135,14 +135,9 @@ def _mark(line: Line) -> EntryMark:
         )
     if isinstance(line, ReferenceLogLine):
         return EntryMark(action=TrafficAction.FORWARDED)
+    action = _ACTIONS[line.verdict]
     if isinstance(line, ShortLine):
-        action = _ACTIONS[line.verdict]
         return EntryMark(action=action, matched=action is TrafficAction.BLOCKED)
-    action = TrafficAction.FORWARDED
-    if line.refused:
-        action = TrafficAction.REFUSED
-    elif line.blocked:
-        action = TrafficAction.BLOCKED
     return EntryMark(
         action=action,
         matched=line.matched,

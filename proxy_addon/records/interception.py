@@ -16,13 +16,15 @@ from proxy_addon.records.jsonfile import RecordError, first_error, read_json
 from proxy_addon.records.outcome import INTERCEPTION_STOP_REASONS, AnyStopReason, StopReason
 
 STOP_DESCRIPTIONS = {
-    "time_limit_exceeded": "Session stopped: time limit exceeded before the interceptor was "
-    "triggered.",
-    "agent_exited": "Session stopped: agent process exited before triggering the interceptor.",
-    "agent_idle": "Session stopped: agent went idle before triggering the interceptor.",
-    "proxy_failed": "Session stopped: the interception proxy failed (never ready, or died).",
-    "container_failed": "Session stopped: the sandbox container failed or died.",
-    "unknown": "Session stopped: unknown reason.",
+    StopReason.TIME_LIMIT_EXCEEDED: "Session stopped: time limit exceeded before the interceptor "
+    "was triggered.",
+    StopReason.AGENT_EXITED: "Session stopped: agent process exited before triggering the "
+    "interceptor.",
+    StopReason.AGENT_IDLE: "Session stopped: agent went idle before triggering the interceptor.",
+    StopReason.PROXY_FAILED: "Session stopped: the interception proxy failed (never ready, or "
+    "died).",
+    StopReason.CONTAINER_FAILED: "Session stopped: the sandbox container failed or died.",
+    StopReason.UNKNOWN: "Session stopped: unknown reason.",
 }
 
 _OURS = ConfigDict(extra="forbid", populate_by_name=True)

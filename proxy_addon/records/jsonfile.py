@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 
 class RecordError(ValueError):
@@ -40,4 +40,20 @@ def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-__all__ = ["RecordError", "first_error", "read_json", "read_json_object"]
+def read_optional[M: BaseModel](path: str | os.PathLike[str], model: type[M]) -> M | None:
+    """A file of one of our models, or None when there is none (nothing wrote it); RecordError
+    naming the file when it is unreadable or not of the model."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise RecordError(f"{p}: unreadable: {e}") from e
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as e:
+        raise RecordError(f"{p}: {first_error(e)}") from e
+
+
+__all__ = ["RecordError", "first_error", "read_json", "read_json_object", "read_optional"]

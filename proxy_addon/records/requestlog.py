@@ -62,6 +62,13 @@ class RequestLogEntry(BaseModel):
     """Why the proxy refused to forward it (names and destination disagree, no host, a private
     destination); a refused request is never forwarded nor credited."""
 
+    @property
+    def verdict(self) -> Verdict:
+        """What became of it: refused (never forwarded) outranks blocked."""
+        if self.refused:
+            return Verdict.REFUSED
+        return Verdict.BLOCKED if self.blocked else Verdict.PASSED
+
 
 class Verdict(StrEnum):
     """What became of a request, as a ShortLine says it."""
@@ -169,11 +176,7 @@ def shorten(line: LogLine) -> LogLine:
     """The line as written past the full-line part of the budget (a ResponseLine, or a line
     already short, as it is)."""
     if isinstance(line, RequestLogEntry):
-        verdict = Verdict.PASSED
-        if line.refused:
-            verdict = Verdict.REFUSED
-        elif line.blocked:
-            verdict = Verdict.BLOCKED
+        verdict = line.verdict
         return ShortLine(
             timestamp=line.timestamp,
             id=line.id,

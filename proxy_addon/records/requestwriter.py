@@ -15,10 +15,10 @@ import os
 import time
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.jsonfile import RecordError, first_error
+from proxy_addon.records.jsonfile import RecordError, read_optional
 from proxy_addon.records.requestlog import (
     REQUESTS_FILE,
     LogLine,
@@ -60,17 +60,7 @@ class RequestLogSummary(BaseModel):
 
 def read_summary(path: str | os.PathLike[str]) -> RequestLogSummary | None:
     """data/requests-summary.json, or None when there is none (no proxy ran, or an older one)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise RecordError(f"{p}: unreadable: {e}") from e
-    try:
-        return RequestLogSummary.model_validate_json(raw)
-    except ValidationError as e:
-        raise RecordError(f"{p}: {first_error(e)}") from e
+    return read_optional(path, RequestLogSummary)
 
 
 class RequestLogWriter:

@@ -8,12 +8,11 @@ counted in calls_without_usage. How the calls ended is usage.json's `api` (recor
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from proxy_addon.records.jsonfile import RecordError, first_error
+from proxy_addon.records.jsonfile import read_optional
 from proxy_addon.records.modelapi import CallOutcome, ModelApiRecord
 from proxy_addon.records.tokens import ModelUsage, TokenCounts
 
@@ -116,17 +115,7 @@ def add_unmetered(usage: AgentUsage, host: str) -> AgentUsage:
 
 def read_usage(path: str | os.PathLike[str]) -> AgentUsage | None:
     """data/usage.json, or None when there is none (no model call went through the proxy)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise RecordError(f"{p}: unreadable: {e}") from e
-    try:
-        return AgentUsage.model_validate_json(raw)
-    except ValidationError as e:
-        raise RecordError(f"{p}: {first_error(e)}") from e
+    return read_optional(path, AgentUsage)
 
 
 __all__ = [

@@ -67,12 +67,16 @@ def parser() -> argparse.ArgumentParser:
         "[REDACTED], as in requests.jsonl, so the output is safe to paste anywhere.",
     )
     m.add_argument("task", metavar="TASK_JSON", help="a task.json or its directory")
-    m.add_argument("--method", required=True, help="HTTP method, exactly as sent")
-    m.add_argument("--url", required=True, help="absolute URL as sent (canonicalised here)")
+    m.add_argument("--method", required=True, metavar="METHOD", help="HTTP method, exactly as sent")
+    m.add_argument(
+        "--url", required=True, metavar="URL", help="absolute URL as sent (canonicalised here)"
+    )
     body = m.add_mutually_exclusive_group()
-    body.add_argument("--body", help="request body as text")
-    body.add_argument("--body-file", type=Path, help="request body as raw bytes from a file")
-    m.add_argument("--content-type", help="Content-Type (overrides a --header one)")
+    body.add_argument("--body", metavar="TEXT", help="request body as text (default: none)")
+    body.add_argument(
+        "--body-file", type=Path, metavar="FILE", help="request body as raw bytes from a file"
+    )
+    m.add_argument("--content-type", metavar="TYPE", help="Content-Type (overrides a --header one)")
     m.add_argument(
         "--header",
         action="append",

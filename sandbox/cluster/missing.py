@@ -31,7 +31,7 @@ def record_missing(
         reason = f"{reason}; task_data: {e}"
     blocks = DockerExecutor(None, req).describe(run)
     if node is not None:
-        blocks["sandbox"]["node"] = node.record()
+        blocks["sandbox"].node = node.record()
     return run.run_dir, finish(run, reason, blocks)
 
 

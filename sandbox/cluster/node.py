@@ -104,7 +104,7 @@ class NodeExecutor:
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
         blocks = self.docker.describe(run)
-        blocks["sandbox"]["node"] = self.node.record()
+        blocks["sandbox"].node = self.node.record()
         return blocks
 
 

@@ -8,11 +8,16 @@ only).
 
 from __future__ import annotations
 
+import hashlib
+import json
+from importlib import metadata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from proxy_addon.records.outcome import Stopped, StopReason
+from proxy_addon.tasks.model import Task
+from sandbox.agents.request_script import ScriptedRequest
 
 VENV = "/opt/clawbench/venv"
 VENV_PYTHON = f"{VENV}/bin/python"
@@ -128,3 +133,27 @@ class SandboxReport(BaseModel):
     def stopped(self) -> Stopped:
         """Why the session stopped, as `classify` takes it."""
         return Stopped(self.stop_reason, self.detail, self.agent_exit_code, self.agent_exec_error)
+
+
+CONTRACT_LABEL = "io.clawbench.contract"
+"""On the sandbox image: the contract_id of the code it was built from."""
+
+
+def contract_id() -> str:
+    """A short hash naming this code's host<->container contract: the JSON schemas of the files
+    the runner writes into the container (config.json, task.json, script.json) and reads back
+    (report.json), and the package's version. The build labels the image with it; the check
+    before any container starts refuses an image whose label differs (docs/security.md)."""
+    try:
+        version = metadata.version("clawbench-intercept")
+    except metadata.PackageNotFoundError:
+        version = None
+    models: dict[str, type[BaseModel]] = {
+        "config.json": ContainerConfig,
+        "task.json": Task,
+        "script.json": ScriptedRequest,
+        "report.json": SandboxReport,
+    }
+    schemas = {name: model.model_json_schema() for name, model in models.items()}
+    text = json.dumps({"version": version, "schemas": schemas}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

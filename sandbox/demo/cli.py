@@ -132,7 +132,11 @@ def parser() -> argparse.ArgumentParser:
         help="exit 0 when verdicts are missing or a run is an infra failure (instead of 3)",
     )
     p.add_argument(
-        "--concurrency", type=positive_int, default=3, metavar="N", help="runs at a time (3)"
+        "--concurrency",
+        type=positive_int,
+        default=3,
+        metavar="N",
+        help="runs at a time (default: %(default)s)",
     )
     p.add_argument(
         "--agent-model",

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
 from proxy_addon.records.outcome import Category, Stopped, StopReason
+from proxy_addon.records.runblocks import DemoBlock
 from sandbox.agents.request_script import dump_script
 from sandbox.container.agent import watch
 from sandbox.container.launch import exec_failure
@@ -205,12 +206,13 @@ class LocalExecutor:
         """Nothing to do: execute ends its agent and its proxy on the way out."""
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
-        block: dict[str, Any] = {"variant": self.demo.variant, "why": self.demo.why}
-        if self.demo.harness == "browser-use":
+        demo = self.demo
+        if demo.harness == "browser-use":
             model = self.setup.agent_model
-            block["agent_model"] = model.name if model else "scripted (sandbox.demo.scripted_model)"
+            name = model.name if model else "scripted (sandbox.demo.scripted_model)"
+            block = DemoBlock(variant=demo.variant, why=demo.why, agent_model=name)
             return {"demo": block, "harness_version": BROWSER_USE.version}
-        return {"demo": block}
+        return {"demo": DemoBlock(variant=demo.variant, why=demo.why)}
 
     def _run_agent(
         self, run: PreparedRun, proxy: ProxyProcess, log: IO[bytes], how: Launch | None

@@ -38,7 +38,7 @@ from sandbox.harnesses import BROWSER_USE, harness_image
 from sandbox.harnesses.models import AgentModel
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import DockerExecutor, RunRequest
-from sandbox.host.image import build_fix, check_image
+from sandbox.host.image import DEFAULT_BASE, StaleImage, build_fix, check_image
 from sandbox.host.payload import AgentChoice
 from sandbox.run_request import with_model
 from sandbox.runs.batch import done_line, run_all, say
@@ -68,16 +68,18 @@ def _build_command(image: str) -> str:
 
 
 def check_images(client: docker.DockerClient, image: str, wanted: tuple[str, ...]) -> Images:
-    """The sandbox image (SandboxUnavailable naming the build command when it is missing), and
-    which of the wanted agents it can run: Chromium's runs need an image built with Chromium,
-    browser-use's its layer (<image>-browser-use); each missing one skips its runs, said."""
+    """The sandbox image (SandboxUnavailable naming the build command when it is missing or
+    was built from other code), and which of the wanted agents it can run: Chromium's runs need
+    an image built with Chromium, browser-use's its layer (<image>-browser-use); each missing
+    one skips its runs, said."""
+    fix = (
+        f"build it with {_build_command(image)} (add --base-image IMAGE when {DEFAULT_BASE} "
+        "cannot be pulled here), or name a built one with --image"
+    )
     try:
-        base = check_image(client, image, None)
-    except engine.EngineError:
-        raise SandboxUnavailable(
-            f"image {image} is missing: build it with {_build_command(image)} (add --base-image "
-            "IMAGE when python:3.12-slim cannot be pulled here), or name a built one with --image"
-        ) from None
+        base = check_image(client, image, None, fix)
+    except engine.EngineError as e:
+        raise SandboxUnavailable(str(e)) from None
     notes = []
     harnesses = list(wanted)
     browsers = [h for h in harnesses if h in ("chromium", "browser-use")]
@@ -91,7 +93,9 @@ def check_images(client: docker.DockerClient, image: str, wanted: tuple[str, ...
     if "browser-use" in harnesses:
         bu_image = harness_image(image, BROWSER_USE.name)
         try:
-            check_image(client, bu_image, BROWSER_USE.name)
+            check_image(client, bu_image, BROWSER_USE.name, fix)
+        except StaleImage as e:  # its runs would all fail reading our files
+            raise SandboxUnavailable(str(e)) from None
         except engine.EngineError:
             notes.append(
                 f"no browser-use layer {bu_image}: its runs are skipped "

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from proxy_addon.addon.modelapi import KEY_OPTION
 from proxy_addon.matching.redact import redact_command
 from proxy_addon.records.atomic import write_bytes_atomic
+from proxy_addon.records.runblocks import SandboxBlock
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
 from sandbox.host import docker_api as engine
 from sandbox.host.image import RunImage, check_image
@@ -200,7 +201,7 @@ class DockerExecutor:
             blocks["harness_version"] = self.image.harness_version
         return blocks
 
-    def _sandbox_block(self, run: PreparedRun) -> dict[str, Any]:
+    def _sandbox_block(self, run: PreparedRun) -> SandboxBlock:
         """run-meta.json's `sandbox` block: how the run was contained."""
         req = self.req
         report = self.report
@@ -209,31 +210,31 @@ class DockerExecutor:
             agent["command"] = redact_command(req.agent.command)
         if req.agent.kind == "scripted":
             agent["requests"] = len(req.agent.script)
-        timings: dict[str, Any] = {"container_started": self.container_started}
+        timings: dict[str, float | None] = {"container_started": self.container_started}
         if report is not None:
             timings.update(report.timings.model_dump())
-        return {
-            "image": req.image,
-            "image_id": self.image.id if self.image else None,
-            "container_name": self.container_name,
-            "container_exit_code": run.execution.exit_code,
-            "network": req.network,
-            "limits": req.limits.record(),
-            "agent": agent,
-            "env_keys": sorted(req.env),
-            "submit_page": bool(run.view and run.view.submit_page),
-            "upstream_ca": req.upstream_ca is not None,
-            "mitm_options": {
+        return SandboxBlock(
+            image=req.image,
+            image_id=self.image.id if self.image else None,
+            container_name=self.container_name,
+            container_exit_code=run.execution.exit_code,
+            network=req.network,
+            limits=req.limits.record(),
+            agent=agent,
+            env_keys=sorted(req.env),
+            submit_page=bool(run.view and run.view.submit_page),
+            upstream_ca=req.upstream_ca is not None,
+            mitm_options={
                 k: "[REDACTED]" if k == KEY_OPTION else v for k, v in req.mitm_options.items()
             },
-            "ipv6": report.ipv6 if report else None,
-            "peak_memory_bytes": report.peak_memory_bytes if report else None,
-            "listen": report.listen if report else [],
-            "agent_exit_code": report.agent_exit_code if report else None,
-            "agent_exec_error": report.agent_exec_error if report else None,
-            "report_detail": report.detail if report else None,
-            "timings": timings,
-        }
+            ipv6=report.ipv6 if report else None,
+            peak_memory_bytes=report.peak_memory_bytes if report else None,
+            listen=report.listen if report else [],
+            agent_exit_code=report.agent_exit_code if report else None,
+            agent_exec_error=report.agent_exec_error if report else None,
+            report_detail=report.detail if report else None,
+            timings=timings,
+        )
 
 
 def _read_report(path: Path) -> SandboxReport | None:

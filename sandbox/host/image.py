@@ -19,6 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import docker.errors
+
+from sandbox.container.contract import CONTRACT_LABEL, contract_id
 from sandbox.host.docker_api import EngineError, local_image
 
 if TYPE_CHECKING:
@@ -34,6 +37,10 @@ HARNESS_LABEL = "io.clawbench.harness"
 """On a harness layer: the harness it holds (build_harness_image sets it)."""
 HARNESS_VERSION_LABEL = "io.clawbench.harness.version"
 """On a harness layer: its pinned packages when it was built (run-meta's harness_version)."""
+
+
+class StaleImage(EngineError):
+    """The image was built from other clawbench code: its container would not read our files."""
 
 
 class BuildError(RuntimeError):
@@ -112,8 +119,10 @@ def build_image(
     extra_packages: str = "",
     progress: Callable[[str], None] | None = None,
 ) -> str:
-    """Build and tag the image; return its id. Never pulls (the base must be local or pullable)."""
+    """Build and tag the image; return its id. Pulls nothing but the base, when it is not local
+    (BuildError saying to name a local one with --base-image when that pull fails)."""
     context = build_context(REPO, ca_bundle)
+    _base(client, base_image, progress)
     args = {
         "BASE_IMAGE": base_image,
         "WITH_CHROMIUM": "1" if chromium else "0",
@@ -123,11 +132,28 @@ def build_image(
         "org.opencontainers.image.title": "clawbench-sandbox",
         "io.clawbench.base-image": base_image,
         "io.clawbench.chromium": args["WITH_CHROMIUM"],
+        CONTRACT_LABEL: contract_id(),
     }
     for dist in (OWN_DISTRIBUTION, "mitmproxy"):
         with contextlib.suppress(metadata.PackageNotFoundError):
             labels[f"io.clawbench.version.{dist}"] = metadata.version(dist)
     return _build(client, context, tag, args, labels, progress)
+
+
+def _base(client: Any, base_image: str, progress: Callable[[str], None] | None) -> None:
+    """The base image on this machine: local already, or pulled here (the builder's FROM would
+    pull it too, and fail with only the registry's words)."""
+    if local_image(client, base_image) is not None:
+        return
+    if progress:
+        progress(f"pulling the base image {base_image}")
+    try:
+        client.images.pull(base_image)
+    except docker.errors.DockerException:
+        raise BuildError(
+            f"base image {base_image} is not on this machine and cannot be pulled: give "
+            "--base-image IMAGE, an image already here (see `docker images`)"
+        ) from None
 
 
 def _build(
@@ -231,19 +257,27 @@ def build_fix(image: str, harness: str | None) -> str:
     )
 
 
-def check_image(client: Any, image: str, harness: str | None) -> RunImage:
-    """The image a run or batch starts from: it exists and, for a harness run, holds that
-    harness (its io.clawbench.harness label); else EngineError naming the image and the build
-    command that makes it."""
+def check_image(client: Any, image: str, harness: str | None, fix: str | None = None) -> RunImage:
+    """The image a run or batch starts from: it exists, for a harness run holds that harness
+    (its io.clawbench.harness label), and was built from this code (its io.clawbench.contract
+    label, else StaleImage); else EngineError naming the image and the build command (fix,
+    or build_fix's)."""
     found = local_image(client, image)
     if found is None:
-        raise EngineError(f"image {image} is missing: {build_fix(image, harness)}")
+        raise EngineError(f"image {image} is missing: {fix or build_fix(image, harness)}")
     image_id, labels = found
     held = labels.get(HARNESS_LABEL)
     if harness is not None and held != harness:
         has = f"its {HARNESS_LABEL} label is {held!r}" if held else f"no {HARNESS_LABEL} label"
         raise EngineError(
             f"image {image} does not hold the {harness} harness ({has}): "
-            f"{build_fix(image, harness)}"
+            f"{fix or build_fix(image, harness)}"
+        )
+    built, ours = labels.get(CONTRACT_LABEL), contract_id()
+    if built != ours:
+        has = f"its {CONTRACT_LABEL} label is {built!r}" if built else f"no {CONTRACT_LABEL} label"
+        raise StaleImage(
+            f"image {image} was built from other clawbench code ({has}, this code's is "
+            f"{ours!r}): {fix or build_fix(image, harness)}"
         )
     return RunImage(image, image_id, labels)

@@ -10,7 +10,13 @@ from pathlib import Path
 from proxy_addon.records.batchsummary import BatchSummary
 from proxy_addon.records.outcome import BatchStatus, Category, Ending, is_infra_category
 from sandbox.runs.batch import say
-from scorer.completeness import Incomplete, incomplete_line, incompleteness, score_command
+from scorer.completeness import (
+    Incomplete,
+    incomplete_line,
+    incompleteness,
+    run_name,
+    score_command,
+)
 from scorer.scoring import ScoreResult
 
 
@@ -51,7 +57,7 @@ def incomplete_batch(
     if result is None:  # not scored: the runs' own statuses say which are infra failures
         for job in summary.jobs:
             if job.status is BatchStatus.ERROR:
-                found.infra.append(job.case)
+                found.infra.append(run_name(job.model, summary.harness, job.case, job.run_dir))
                 found.model_api += job.result_category == Category.MODEL_API_FAILURE
     resume = f"clawbench-sandbox batch {corpus} <the same options> --resume {batch_dir}"
     stopped = None

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from proxy_addon.records.outcome import Category
+from proxy_addon.records.outcome import AnyCategory
 from proxy_addon.records.tokens import ModelUsage, Tokens
 from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
 
@@ -140,7 +140,8 @@ class TaskRow(BaseModel):
     test_case: str | None = None
     status: Literal["counted", "rerun", "extra", "missing"]
     intercepted: bool = False
-    result_category: Category | None = None
+    result_category: AnyCategory | None = None
+    """Ours as a Category; a reference run's own word (`clawbench-report RUN_DIR`) as text."""
     final_pass: bool = False
     model: str | None = None
     harness: str | None = None

@@ -62,7 +62,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="where the page goes (default: report.html, here)",
     )
-    p.add_argument("--title", default="ClawBench report", metavar="TEXT", help="the page's title")
+    p.add_argument(
+        "--title",
+        default="ClawBench report",
+        metavar="TEXT",
+        help="the page's title (default: %(default)s)",
+    )
     p.add_argument(
         "--calibration",
         type=Path,

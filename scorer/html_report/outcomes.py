@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proxy_addon.records.outcome import Category, StopReason
+from proxy_addon.records.outcome import AnyStopReason, Category, StopReason
 from scorer.batch.rescore_summary import TaskRow
 
 
@@ -59,7 +59,7 @@ INTERCEPTED = (
 _CATEGORIES = (*INTERCEPTED, Category.INFRA_FAILURE)
 
 
-def outcome_key(row: TaskRow, stop_reason: str | None) -> str:
+def outcome_key(row: TaskRow, stop_reason: AnyStopReason | None) -> str:
     """The matrix outcome of a tasks[] row (stop_reason: from the run's files, when known)."""
     if row.status == "missing":
         return MISSING

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from proxy_addon.records.har import Har
+from proxy_addon.records.outcome import StopReason
 from proxy_addon.records.verdict import JudgeVerdict
 from scorer.html_report.agentsteps import agent_events
 from scorer.html_report.timeline import Event, EventKind, Timeline, assemble
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _end(view: RunView) -> Event:
-    stop = view.stop_reason or "unknown"
+    stop = view.stop_reason or StopReason.UNKNOWN
     title = f"run ended: {stop}"
     if view.stop_description and view.stop_description not in title:
         title += f" ({view.stop_description})"

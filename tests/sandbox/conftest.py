@@ -8,13 +8,17 @@ unless CLAWBENCH_CI=1 makes that a failure.
 
 from __future__ import annotations
 
+import io
 import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sandbox.container.contract import CONTRACT_LABEL
+from sandbox.host.image import HARNESS_LABEL, StaleImage, check_image
 from tests.conftest import require
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -132,6 +136,10 @@ def sandbox_image(docker_client) -> str:
             docker_client.images.get(name)
         except docker.errors.ImageNotFound:
             pytest.fail(f"CLAWBENCH_SANDBOX_IMAGE={name} is not a local image")
+        try:  # one failure here, not every run ending container_failed
+            check_image(docker_client, name, None)
+        except StaleImage as e:
+            pytest.fail(f"CLAWBENCH_SANDBOX_IMAGE={name}: {e}")
         return name
     from sandbox.host.image import build_image
 
@@ -143,6 +151,23 @@ def sandbox_image(docker_client) -> str:
     bundle = HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
     build_image(docker_client, tag=name, base_image=base, ca_bundle=bundle)
     return name
+
+
+@pytest.fixture(scope="session")
+def stale_images(docker_client, sandbox_image) -> Iterator[tuple[str, str]]:
+    """The sandbox image as older code built it: only its io.clawbench.contract label differs
+    (another code's hash on a browser-use layer's tag; none at all)."""
+    token = secrets.token_hex(3)
+    other, unlabelled = f"{sandbox_image}-old{token}-browser-use", f"{sandbox_image}-nolabel{token}"
+    for tag, labels in (
+        (other, f"{CONTRACT_LABEL}=0123456789abcdef {HARNESS_LABEL}=browser-use"),
+        (unlabelled, f'{CONTRACT_LABEL}=""'),
+    ):
+        dockerfile = f"FROM {sandbox_image}\nLABEL {labels}\n".encode()
+        docker_client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, rm=True)
+    yield other, unlabelled
+    for tag in (other, unlabelled):
+        docker_client.images.remove(tag)
 
 
 @pytest.fixture(scope="session")

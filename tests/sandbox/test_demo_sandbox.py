@@ -21,6 +21,7 @@ import pytest
 
 from proxy_addon.records.interception import read_interception
 from proxy_addon.records.runmeta import read_run_meta
+from sandbox.container.contract import contract_id
 from sandbox.demo.scenarios import PLAN
 from sandbox.demo.world import DEMO_LABEL
 from sandbox.host.docker_api import BATCH_LABEL
@@ -125,6 +126,23 @@ def test_without_the_image_the_sandbox_demo_names_the_build_command(
     assert "clawbench-sandbox build --chromium --harness browser-use" in err
     assert "--tag clawbench-sandbox:no-such-tag" in err and "\n" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_image_built_from_other_code_is_refused_before_the_demo_starts(
+    docker_client, stale_images, tmp_path
+) -> None:
+    """Its container would fail reading our config.json: one error naming the rebuild."""
+    unlabelled = stale_images[1]
+    proc = _demo(tmp_path, "--image", unlabelled, "--no-judge")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr.strip()
+    assert err.startswith(
+        f"clawbench-demo: image {unlabelled} was built from other clawbench code (no "
+        f"io.clawbench.contract label, this code's is {contract_id()!r}): build it with "
+        f"`clawbench-sandbox build --chromium --harness browser-use --tag {unlabelled}`"
+    ), err
+    assert "\n" not in err and not (tmp_path / "out").exists()
+    assert docker_client.containers.list(all=True, filters={"ancestor": unlabelled}) == []
 
 
 def test_ctrl_c_stops_the_sandbox_demo_and_removes_its_containers_and_network(

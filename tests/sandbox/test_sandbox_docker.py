@@ -33,8 +33,10 @@ from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_
 from proxy_addon.records.runmeta import read_run_meta
 from proxy_addon.tasks.model import load_task
 from sandbox.cli import main as sandbox_main
-from sandbox.host.docker_api import BATCH_LABEL, LABEL
+from sandbox.container.contract import CONTRACT_LABEL, contract_id
+from sandbox.host.docker_api import BATCH_LABEL, LABEL, local_image
 from sandbox.host.executor import run_task
+from sandbox.host.image import check_image
 from sandbox.host.payload import AgentChoice
 from sandbox.runs.pipeline import RunOutcome
 from tests.conftest import TEST_CASES
@@ -107,11 +109,12 @@ def test_image_holds_no_build_ca_bundle(docker_client, sandbox_image) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "batch"])
-def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
-    command, sandbox_image, internet, tmp_path, capsys
+def test_a_missing_wrong_or_stale_image_is_one_error_before_anything_starts(
+    command, docker_client, sandbox_image, stale_images, internet, tmp_path, capsys
 ) -> None:
-    """A missing image, or --harness with an image without that harness's layer: one error
-    naming the image and the build command that makes one, before any container or run dir."""
+    """A missing image, --harness with an image without that harness's layer, or an image built
+    from other code (its io.clawbench.contract label differs or is missing): one error naming
+    the image and the build command that makes one, before any container or run directory."""
     models = tmp_path / "models.yaml"
     models.write_text(
         "m:\n  base_url: http://model.test/v1\n  api_type: openai-completions\n  api_key: k\n"
@@ -119,6 +122,8 @@ def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
     target = CASES / "quick-null" if command == "run" else CASES
     harness = ["--harness", "browser-use", "--model", "m", "--models-yaml", str(models)]
     missing = f"{sandbox_image}-nothing-browser-use"
+    other, unlabelled = stale_images
+    ours = contract_id()
     for image, why, agent in (
         (
             f"{sandbox_image}-nothing",
@@ -140,11 +145,45 @@ def test_a_missing_or_wrong_image_is_one_error_before_anything_starts(
             f"{sandbox_image}-nothing --harness browser-use`",
             harness,
         ),
+        (
+            other,
+            f"image {other} was built from other clawbench code (its io.clawbench.contract label "
+            f"is '0123456789abcdef', this code's is {ours!r}): build it with `clawbench-sandbox "
+            f"build --tag {other.removesuffix('-browser-use')} --harness browser-use`",
+            harness,
+        ),
+        (
+            unlabelled,
+            f"image {unlabelled} was built from other clawbench code (no io.clawbench.contract "
+            f"label, this code's is {ours!r}): build it with `clawbench-sandbox build --tag "
+            f"{unlabelled}`",
+            [],
+        ),
     ):
         out = tmp_path / "out"
         code = sandbox_main([command, str(target), *agent, *closed_args(internet, image, out)])
         assert (code, capsys.readouterr().err) == (2, f"clawbench-sandbox: {why}\n")
         assert not list(out.rglob("*"))  # no run directory: nothing started
+    for image in stale_images:  # and no container of either
+        assert docker_client.containers.list(all=True, filters={"ancestor": image}) == []
+    assert check_image(docker_client, sandbox_image, None).labels[CONTRACT_LABEL] == ours
+
+
+def test_a_base_image_that_cannot_be_pulled_is_one_line_naming_base_image(
+    docker_client, capsys
+) -> None:
+    """Not here, and its registry (loopback port 9) refuses: the build says to name a local
+    base, not the daemon's raw pull error; nothing is tagged."""
+    token = secrets.token_hex(3)
+    base, tag = f"127.0.0.1:9/clawbench-no-such-base:{token}", f"clawbench-sandbox:never-{token}"
+    code = sandbox_main(["build", "--base-image", base, "--tag", tag])
+    err = capsys.readouterr().err
+    assert code == 2 and err.endswith(
+        f"\nclawbench-sandbox: base image {base} is not on this machine and cannot be pulled: "
+        "give --base-image IMAGE, an image already here (see `docker images`)\n"
+    ), err
+    assert err.splitlines()[0] == f"pulling the base image {base}" and len(err.splitlines()) == 2
+    assert local_image(docker_client, tag) is None
 
 
 def test_scripted_agent_batch_is_intercepted_scored_and_resumable(

@@ -17,6 +17,9 @@ from tests.scorer.conftest import FAKE_KEY, models_yaml
 from tests.scorer.test_judge_loopback import batch_of, judge_files, summary
 from tests.support.fake_api import FakeModelAPI, error, verdict
 
+ENTRY = "anthropic/claude-sonnet-4-6 · openclaw · "
+"""How the incomplete line names batch_of's runs: model · harness · task."""
+
 
 def _score(batch: Path, judge: FakeModelAPI, *extra: str) -> int:
     yaml = models_yaml(batch.parent / "models.yaml", judge)
@@ -33,7 +36,8 @@ def test_a_judge_that_errors_on_every_call_leaves_it_incomplete_and_a_rerun_asks
     err = capsys.readouterr().err
     yaml = batch.parent / "models.yaml"
     assert (
-        f"clawbench-score: incomplete: 2 verdict(s) missing (case-01, case-02): `clawbench-score "
+        f"clawbench-score: incomplete: 2 verdict(s) missing ({ENTRY}case-01, {ENTRY}case-02): "
+        f"`clawbench-score "
         f"{batch} --judge-model judge-x --models-yaml {yaml}` asks the judge for those only"
     ) in err
     assert summary(batch)["n_judge_error"] == 2 and FAKE_KEY not in err
@@ -51,7 +55,7 @@ def test_allow_incomplete_exits_0_and_still_says_so(
     batch = batch_of(tmp_path, 1)
     judge.default = error(500, "the judge is down")
     assert _score(batch, judge, "--allow-incomplete") == 0
-    assert "incomplete: 1 verdict(s) missing (case-00)" in capsys.readouterr().err
+    assert f"incomplete: 1 verdict(s) missing ({ENTRY}case-00)" in capsys.readouterr().err
 
 
 def test_an_infra_failure_names_the_resume_that_reruns_it(
@@ -76,7 +80,8 @@ def test_an_infra_failure_names_the_resume_that_reruns_it(
     assert main([str(batch), "--no-judge"]) == 3
     err = capsys.readouterr().err
     assert (
-        "incomplete: 1 run(s) an infra failure, 1 of them model_api_failure (c0): "
+        "incomplete: 1 run(s) an infra failure, 1 of them model_api_failure (qwen/qwen3-coder · "
+        "curl · c0): "
         f"`clawbench-sandbox batch {corpus} <the batch's options> --resume {batch}` re-runs them"
     ) in err
     s = summary(batch)
@@ -90,6 +95,24 @@ def test_an_infra_failure_names_the_resume_that_reruns_it(
     rescored = json.loads((run / "run-meta.json").read_text())
     assert rescored["result_category"] == "model_api_failure"
     assert main([str(batch), "--no-judge", "--allow-incomplete"]) == 0
+
+
+def test_the_line_names_each_run_by_its_entry_and_task_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One task run by two models and two harnesses, each run an infra failure: the line tells
+    them apart (model · harness · task), and names a run re-run in a second batch once."""
+    out = tmp_path / "out"
+    for batch in (out / "batch-20260101-120000", out / "batch-20260102-120000"):
+        for model, harness in (("qwen/qwen3-coder", "curl"), ("m2", "curl"), ("m2", "bu")):
+            run = our_run(batch, "c0", task_json("c0"), model=model, harness=harness)
+            meta = json.loads((run / "run-meta.json").read_text())
+            meta.update(result_category="infra_failure", infra_failure=True, failure_reason="x")
+            (run / "run-meta.json").write_text(json.dumps(meta))
+    assert main([str(out), "--no-judge"]) == 3
+    err = capsys.readouterr().err
+    named = "m2 · bu · c0, m2 · curl · c0, qwen/qwen3-coder · curl · c0"
+    assert f"incomplete: 6 run(s) an infra failure ({named}): " in err, err
 
 
 def test_a_judge_that_fails_its_preflight_stops_before_any_verdict(

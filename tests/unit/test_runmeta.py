@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.batches import task_json
-from bench.reference_batches import reference_meta
+from bench.reference_batches import reference_meta, reference_run
 from proxy_addon.records.jsonfile import RecordError
 from proxy_addon.records.outcome import Category, StopReason
 from proxy_addon.records.runmeta import (
@@ -19,6 +19,7 @@ from proxy_addon.records.runmeta import (
     read_run_meta_raw,
     write_run_meta,
 )
+from scorer.html_report.runtext import single_run_view
 
 
 def _reference(tmp_path: Path, **changes: object) -> Path:
@@ -78,3 +79,9 @@ def test_a_block_of_ours_in_the_wrong_shape_names_the_file_and_field(tmp_path: P
     path = _reference(tmp_path, sandbox={"image": "img", "timings": "soon"})
     with pytest.raises(RecordError, match=r"run-meta\.json: sandbox\.timings"):
         read_run_meta_raw(path)
+
+
+def test_a_reference_run_of_its_own_category_shows_as_one_run(tmp_path: Path) -> None:
+    run = reference_run(tmp_path, "a", task_json("a"), result_category="api_or_credit")
+    view = single_run_view(run)
+    assert view.row.result_category == "api_or_credit" and view.meta is not None
