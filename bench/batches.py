@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from proxy_addon.records import safe_model
 from proxy_addon.records.layout import run_dir_name
-from proxy_addon.records.runmeta import safe_model
 
 TS = "20260101-120000"
 

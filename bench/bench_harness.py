@@ -33,8 +33,11 @@ import docker  # noqa: E402
 
 from sandbox.harnesses import BROWSER_USE, harness_image  # noqa: E402
 from sandbox.harnesses.models import AgentModel  # noqa: E402
-from sandbox.host.executor import RunRequest, run_task  # noqa: E402
-from sandbox.host.payload import AgentChoice  # noqa: E402
+from sandbox.host import (  # noqa: E402
+    AgentChoice,
+    RunRequest,
+    run_task,
+)
 from tests.sandbox.model_servers import ModelServer  # noqa: E402
 
 TASK = ROOT / "test-cases" / "clawbench-demo" / "009-claw-eval-offsite-expenses"

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from bench.pageload_browser import CdpError, Chromium  # noqa: E402
 from bench.pageload_certs import write_site_certs  # noqa: E402
 from bench.proxy_common import RESULTS, start_mitmdump  # noqa: E402
-from proxy_addon.addon.launcher import ProxyProcess, start_proxy  # noqa: E402
+from proxy_addon.addon import ProxyProcess, start_proxy  # noqa: E402
 
 
 class Proxy(NamedTuple):

@@ -41,12 +41,15 @@ sys.path.insert(0, str(ROOT))
 
 import docker  # noqa: E402
 
-from proxy_addon.records.runmeta import read_run_meta  # noqa: E402
-from sandbox.agents.request_script import load_script  # noqa: E402
+from proxy_addon.records import read_run_meta  # noqa: E402
+from sandbox.agents import load_script  # noqa: E402
 from sandbox.cli import main as sandbox_main  # noqa: E402
-from sandbox.host.executor import RunRequest, run_task  # noqa: E402
-from sandbox.host.limits import Limits  # noqa: E402
-from sandbox.host.payload import AgentChoice  # noqa: E402
+from sandbox.host import (  # noqa: E402
+    AgentChoice,
+    Limits,
+    RunRequest,
+    run_task,
+)
 from tests.support.raycluster import start_cluster  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"

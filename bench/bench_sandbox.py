@@ -24,10 +24,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy_addon.records.runmeta import read_run_meta  # noqa: E402
+from proxy_addon.records import read_run_meta  # noqa: E402
+from sandbox.host import (  # noqa: E402
+    AgentChoice,
+    RunRequest,
+    run_task,
+)
 from sandbox.host.docker_api import connect  # noqa: E402
-from sandbox.host.executor import RunRequest, run_task  # noqa: E402
-from sandbox.host.payload import AgentChoice  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TASK = ROOT / "tests" / "sandbox" / "cases" / "quick-null"

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.proxy_common import ROOT  # noqa: F401  (puts the project on sys.path)
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.tasks.model import load_task
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.tasks import load_task
 
 PATHS = [
     "/",

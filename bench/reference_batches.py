@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.batches import TS, task_sha
+from proxy_addon.records import safe_model
 from proxy_addon.records.layout import run_dir_name
-from proxy_addon.records.runmeta import safe_model
 
 
 def _run_metrics() -> dict[str, Any]:

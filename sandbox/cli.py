@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from proxy_addon.cli_options import UsageError
-from proxy_addon.records.layout import find_task_dirs
+from proxy_addon.records import find_task_dirs
 from sandbox.corpus_check import CorpusCheck, check_corpus
 from sandbox.harnesses import get_harness, harness_image
+from sandbox.host import BuildError, build_harness_image, build_image, run_task
 from sandbox.host import docker_api as engine
-from sandbox.host.executor import run_task
-from sandbox.host.image import BuildError, build_harness_image, build_image
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import parser
 from sandbox.preflight import preflight, run_check
@@ -164,7 +163,7 @@ def _checked_corpus(args: argparse.Namespace) -> CorpusCheck | None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from sandbox.host.batch import BatchOptions, run_batch
+    from sandbox.host import BatchOptions, run_batch
 
     template, model = request_from(args, args.corpus, args.out)
     if args.backend == "ray":

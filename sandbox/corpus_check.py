@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.layout import case_name, find_task_dirs
-from proxy_addon.tasks.validation import load_checked, validate_task
+from proxy_addon.records import case_name, find_task_dirs
+from proxy_addon.tasks import load_checked, validate_task
 
 
 @dataclass

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sandbox.host.docker_api import EngineError
+from sandbox.host import EngineError
 from scorer.completeness import score_command
 from scorer.display import print_result
 from scorer.models_yaml import ConfigError, JudgeConfig, JudgeKeyMissing, read_prices

@@ -9,8 +9,7 @@ import os
 from collections.abc import Callable
 
 from proxy_addon.cli_options import positive_int, seconds
-from sandbox.host.image import DEFAULT_IMAGE
-from sandbox.host.limits import parse_size
+from sandbox.host import DEFAULT_IMAGE, parse_size
 
 
 def default_image() -> str:

@@ -13,8 +13,7 @@ from typing import Any
 from proxy_addon.cli_options import OneLineParser, count
 from sandbox.container.contract import MIN_RECORDS_BUDGET
 from sandbox.harnesses import HARNESSES
-from sandbox.host.image import DEFAULT_BASE, DEFAULT_IMAGE
-from sandbox.host.limits import Limits
+from sandbox.host import DEFAULT_BASE, DEFAULT_IMAGE, Limits
 from sandbox.option_types import (
     command,
     cpus,

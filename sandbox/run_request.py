@@ -12,13 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proxy_addon.cli_options import UsageError
-from proxy_addon.matching.redact import redact_command
-from sandbox.agents.request_script import ScriptError, load_script
+from proxy_addon.matching import redact_command
+from sandbox.agents import ScriptError, load_script
 from sandbox.harnesses import HARNESSES, harness_image
 from sandbox.harnesses.models import AgentModel, ModelUnavailable, resolve_agent_model
-from sandbox.host.executor import RunRequest
-from sandbox.host.limits import Limits
-from sandbox.host.payload import AgentChoice
+from sandbox.host import AgentChoice, Limits, RunRequest
 from sandbox.option_types import default_image
 
 

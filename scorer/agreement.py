@@ -15,7 +15,7 @@ from itertools import combinations
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
+from proxy_addon.records import JudgeVerdict, read_verdicts
 from scorer.stats import cohen_kappa, fleiss_kappa, kendall_tau_b
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)

@@ -16,9 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proxy_addon.records.atomic import write_bytes_atomic
-from proxy_addon.records.tokens import Tokens
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict, Tokens, write_bytes_atomic
 from scorer.calibration import (
     KINDS,
     CalibrationError,
@@ -38,9 +36,7 @@ from scorer.calibration_stats import (
     figures,
     gates,
 )
-from scorer.judge.evidence import DUMP_LIMIT
-from scorer.judge.prompts import prompt_version
-from scorer.judge.scheduler import CallSettings, JudgeJob, JudgeResult, run_judge
+from scorer.judge import DUMP_LIMIT, CallSettings, JudgeJob, JudgeResult, prompt_version, run_judge
 from scorer.models_yaml import JudgeConfig
 
 FORMAT = "clawbench-calibration/1"

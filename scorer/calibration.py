@@ -18,15 +18,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from proxy_addon.records.verdict import JudgeVerdict
-from proxy_addon.tasks.model import JudgeContext
-from scorer.judge.evidence import (
-    DUMP_LIMIT,
-    USER_FILE_LIMIT,
-    JudgeInput,
-    UserFile,
-    request_view,
-)
+from proxy_addon.records import JudgeVerdict
+from proxy_addon.tasks import JudgeContext
+from scorer.judge import DUMP_LIMIT, USER_FILE_LIMIT, JudgeInput, UserFile, request_view
 
 KindV2 = Literal[
     "plain",

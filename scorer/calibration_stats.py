@@ -25,7 +25,7 @@ from math import sqrt
 
 from pydantic import BaseModel, ConfigDict
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibration import CalibrationCase, kind_matches
 from scorer.stats import cohen_kappa_interval, wilson_interval
 

@@ -22,8 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from proxy_addon.cli_options import OneLineParser, UsageError, count, positive_int, seconds
-from scorer.batch.judging import NoProgress, Progress
-from scorer.batch.scored_run import DECIDE_RULES
+from scorer.batch import DECIDE_RULES, NoProgress, Progress
 from scorer.completeness import (
     EXIT_INCOMPLETE,
     Incomplete,
@@ -33,7 +32,7 @@ from scorer.completeness import (
     score_command,
 )
 from scorer.display import PlainProgress, ProgressReporter, print_result
-from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES
+from scorer.judge import DUMP_LIMIT, RUBRIC_CHOICES
 from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 

@@ -22,13 +22,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scorer.batch.rescore_summary import SummaryError, read_summary
+from scorer.batch import SummaryError, read_summary
 from scorer.calibrate import calibrate, write_result
 from scorer.calibration import CalibrationError
 from scorer.calibration_report import render
 from scorer.calibration_stats import DEFAULT_GATES, DEFAULT_PASS_RATES
-from scorer.judge.evidence import DUMP_LIMIT
-from scorer.judge.scheduler import CallSettings, JudgeFatal
+from scorer.judge import DUMP_LIMIT, CallSettings, JudgeFatal
 from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, resolve_judge
 from scorer.preflight import PreflightFailed, check_judges
 

@@ -16,9 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from proxy_addon.records.outcome import Category
-from scorer.batch.corpus import CorpusError, load_corpus
-from scorer.batch.rescore_summary import SummaryError, read_summary
+from proxy_addon.records import Category
+from scorer.batch import CorpusError, SummaryError, load_corpus, read_summary
 from scorer.compare import Comparison, compare, render_comparison
 
 EXIT_USAGE = 2

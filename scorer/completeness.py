@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import read_summary
-from proxy_addon.records.outcome import Category
+from proxy_addon.records import Category, read_batch_summary
 from scorer.scoring import ScoreResult
 
 EXIT_INCOMPLETE = 3
@@ -93,7 +92,7 @@ def score_command(
 def rerun_command(batch: Path) -> str | None:
     """`clawbench-sandbox batch CORPUS ... --resume BATCH` when batch-summary.json names the
     corpus the batch ran; None when it names none (a reference batch, the demo's)."""
-    summary = read_summary(batch)
+    summary = read_batch_summary(batch)
     if summary is None or not summary.corpus or summary.image.startswith("none"):
         return None
     corpus = shlex.quote(summary.corpus)

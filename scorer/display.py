@@ -15,10 +15,9 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from proxy_addon.records.outcome import Category
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import Category, JudgeVerdict
 from scorer.agreement import Agreement, render_agreement, render_ranking_agreement
-from scorer.judge.scheduler import JudgeResult
+from scorer.judge import JudgeResult
 from scorer.scoring import ScoreResult
 from scorer.table import print_table, summary_table
 

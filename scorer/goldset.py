@@ -18,8 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from proxy_addon.records.atomic import write_bytes_atomic
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict, write_bytes_atomic
 from scorer.calibrate import set_digest
 from scorer.calibration import (
     CalibrationCase,
@@ -30,7 +29,7 @@ from scorer.calibration import (
     load_set,
 )
 from scorer.calibration_stats import Rate, rate
-from scorer.judge.prompts import user_message
+from scorer.judge import user_message
 from scorer.stats import cohen_kappa_interval
 
 EXPORT_FORMAT = "clawbench-blind-export/1"

@@ -17,12 +17,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from scorer.batch.judging import Judging, NoProgress
-from scorer.batch.rundir import load_data, load_meta
-from scorer.batch.runplan import JudgeSpec, plan_run
-from scorer.batch.writer import Writer
-from scorer.judge.client import JudgeClient
-from scorer.judge.scheduler import CallSettings, JudgeFatal, JudgeJob, Scheduler
+from scorer.batch import JudgeSpec, Judging, NoProgress, Writer, load_data, load_meta, plan_run
+from scorer.judge import CallSettings, JudgeClient, JudgeFatal, JudgeJob, Scheduler
 from scorer.models_yaml import JudgeConfig
 from scorer.scoring import ScoreOptions, judge_spec
 

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorer.judge.client import call_params, token_cap
+from scorer.judge import call_params, token_cap
 from scorer.models_yaml import JudgeConfig
 
 PROMPT = "ClawBench pre-flight check: reply with OK."

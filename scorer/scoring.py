@@ -17,24 +17,48 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import corpus_name, elapsed_seconds
-from proxy_addon.records.outcome import Category
+from proxy_addon.records import Category, JudgeVerdict, as_match, corpus_name, elapsed_seconds
 from proxy_addon.records.provenance import provenance
-from proxy_addon.records.verdict import JudgeVerdict, as_match
 from scorer.agreement import RankingAgreement, ranking_agreement
-from scorer.batch.aggregate import SummaryOptions, counted_runs, summarize
-from scorer.batch.corpus import Corpus, CorpusError, load_corpus
-from scorer.batch.discovery import Batch, DiscoveryError, find_batches
-from scorer.batch.identity import identify_from_paths
-from scorer.batch.judging import Judging, NoProgress, Progress
-from scorer.batch.leaderboard import LeaderboardError, check_csv, merge_csv
-from scorer.batch.rescore_summary import SUMMARY_FILE, Summary
-from scorer.batch.rundir import RunRecord, load_data, load_meta
-from scorer.batch.runplan import JudgeSpec, Plan, plan_run, run_key
-from scorer.batch.scored_run import DECIDE_RULES, Decide
-from scorer.batch.writer import Writer, write_if_changed
-from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version
-from scorer.judge.scheduler import CallSettings, CallStats, JudgeFatal
+from scorer.batch import (
+    DECIDE_RULES,
+    SUMMARY_FILE,
+    Batch,
+    Corpus,
+    CorpusError,
+    Decide,
+    DiscoveryError,
+    JudgeSpec,
+    Judging,
+    LeaderboardError,
+    NoProgress,
+    Plan,
+    Progress,
+    RunRecord,
+    Summary,
+    SummaryOptions,
+    Writer,
+    check_csv,
+    counted_runs,
+    find_batches,
+    identify_from_paths,
+    load_corpus,
+    load_data,
+    load_meta,
+    merge_csv,
+    plan_run,
+    run_key,
+    summarize,
+    write_if_changed,
+)
+from scorer.judge import (
+    DUMP_LIMIT,
+    RUBRIC_CHOICES,
+    CallSettings,
+    CallStats,
+    JudgeFatal,
+    prompt_version,
+)
 from scorer.models_yaml import ConfigError, JudgeConfig, Price, read_prices, resolve_judge
 from scorer.preflight import PreflightFailed, check_judges
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from scorer.batch.rescore_summary import NOT_JUDGED
+from scorer.batch import NOT_JUDGED
 
 Row = dict[str, Any]
 

@@ -20,9 +20,7 @@ from typing import Any
 
 import docker
 
-from proxy_addon.records.batchsummary import BatchJob
-from proxy_addon.records.layout import case_name
-from proxy_addon.records.outcome import BatchStatus, Category, is_infra_category
+from proxy_addon.records import BatchJob, BatchStatus, Category, case_name, is_infra_category
 from sandbox.cluster.dispatch import Dispatcher, Setup
 from sandbox.cluster.handoff import EnvHandoff
 from sandbox.cluster.images import save_chunks
@@ -30,11 +28,9 @@ from sandbox.cluster.node import DRIVER_LABEL
 from sandbox.cluster.nodes import RESOURCE, Demand, Nodes
 from sandbox.cluster.returns import Result
 from sandbox.cluster.transfer import RETURN_LIMIT
+from sandbox.host import ApiStreak, BatchOptions, BatchPlan, Executed, RunRequest, run_batch
 from sandbox.host import docker_api as engine
-from sandbox.host.batch import BatchOptions, BatchPlan, Executed, run_batch
-from sandbox.host.executor import RunRequest
-from sandbox.host.incomplete import ApiStreak
-from sandbox.runs.batch import job_of, say
+from sandbox.runs import job_of, say
 from scorer.live import LiveScoring
 
 

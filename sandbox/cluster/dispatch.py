@@ -22,18 +22,15 @@ import ray
 import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from proxy_addon.records.layout import case_name
-from proxy_addon.records.outcome import Category, StopReason, is_infra_category
+from proxy_addon.records import Category, StopReason, case_name, is_infra_category
 from sandbox.cluster.handoff import EnvHandoff, Ticket
 from sandbox.cluster.node import NodeReport, prepare_node, run_order, sweep_node
 from sandbox.cluster.nodes import RESOURCE, Node, Nodes, NodeState
 from sandbox.cluster.order import NodeInfo, RunOrder, TaskFiles
 from sandbox.cluster.progress import Progress
 from sandbox.cluster.returns import Result, Returns
-from sandbox.host.executor import RunRequest
-from sandbox.host.incomplete import ApiStreak
-from sandbox.runs.batch import done_line, say
-from sandbox.runs.pipeline import RunOutcome
+from sandbox.host import ApiStreak, RunRequest
+from sandbox.runs import RunOutcome, done_line, say
 
 REFRESH_S = 2.0
 SWEEP_TIMEOUT_S = 60.0

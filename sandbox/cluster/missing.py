@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from proxy_addon.records.outcome import Ending
-from proxy_addon.tasks.model import TaskError
+from proxy_addon.records import Ending
+from proxy_addon.tasks import TaskError
 from sandbox.cluster.order import NodeInfo
-from sandbox.host.executor import DockerExecutor, RunRequest
-from sandbox.runs.pipeline import finish, load, prepare
+from sandbox.host import DockerExecutor, RunRequest
+from sandbox.runs import finish, load, prepare
 
 
 def record_missing(

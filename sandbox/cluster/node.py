@@ -18,15 +18,14 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from proxy_addon.records.outcome import Ending
-from proxy_addon.records.runmeta import safe_model
+from proxy_addon.records import Ending, safe_model
 from sandbox.cluster.handoff import HandoffError, receive
 from sandbox.cluster.images import ImageRefused, ensure_image, has_registry, local_id
 from sandbox.cluster.order import NodeInfo, RunOrder
 from sandbox.cluster.transfer import pack, trim
+from sandbox.host import DockerExecutor, RunRequest
 from sandbox.host import docker_api as engine
-from sandbox.host.executor import DockerExecutor, RunRequest
-from sandbox.runs.pipeline import PreparedRun, SetupFailure, run_one
+from sandbox.runs import PreparedRun, SetupFailure, run_one
 
 NODE_LABEL = "io.clawbench.ray-node"
 """On the container of a Ray run: the Ray node id of the node that started it."""

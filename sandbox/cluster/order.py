@@ -14,12 +14,11 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict
 
-from proxy_addon.records.layout import case_name
-from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.tasks.model import TaskError, load_task, task_path
+from proxy_addon.records import RunMeta, case_name
+from proxy_addon.tasks import TaskError, load_task, task_path
 from sandbox.cluster.handoff import Ticket
-from sandbox.host.executor import RunRequest
-from sandbox.runs.agentview import agent_view
+from sandbox.host import RunRequest
+from sandbox.runs import agent_view
 
 
 @dataclass(frozen=True)

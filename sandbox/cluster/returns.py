@@ -16,12 +16,12 @@ from typing import Any
 import ray
 import ray.exceptions
 
-from proxy_addon.records.outcome import Ending
+from proxy_addon.records import Ending
 from sandbox.cluster.missing import record_missing
 from sandbox.cluster.node import Landed
 from sandbox.cluster.order import NodeInfo
 from sandbox.cluster.transfer import TransferRefused, place, unpack
-from sandbox.host.executor import RunRequest
+from sandbox.host import RunRequest
 
 
 @dataclass

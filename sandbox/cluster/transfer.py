@@ -23,7 +23,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from sandbox.host.docker_api import cut_note
+from sandbox.host import cut_note
 
 RETURN_LIMIT = 512 << 20
 """Bytes of a run directory (tar headers included) that come back through Ray at most."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from proxy_addon.records.outcome import StopReason
+from proxy_addon.records import StopReason
 from sandbox.container import resources, trust
 from sandbox.container.contract import (
     AGENT_MOUNTS,

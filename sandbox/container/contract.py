@@ -15,9 +15,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proxy_addon.records.outcome import Stopped, StopReason
-from proxy_addon.tasks.model import Task
-from sandbox.agents.request_script import ScriptedRequest
+from proxy_addon.records import Stopped, StopReason
+from proxy_addon.tasks import Task
+from sandbox.agents import ScriptedRequest
 
 VENV = "/opt/clawbench/venv"
 VENV_PYTHON = f"{VENV}/bin/python"

@@ -27,9 +27,14 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.outcome import StopReason
-from proxy_addon.records.reserve import RESERVE_FILE, release, reserve_space, write_with_reserve
+from proxy_addon.records import (
+    RESERVE_FILE,
+    StopReason,
+    release,
+    reserve_space,
+    write_json_atomic,
+    write_with_reserve,
+)
 from sandbox.container import firewall, resources, trust
 from sandbox.container.agent import (
     AGENT_LOG_LIMIT,

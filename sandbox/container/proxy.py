@@ -16,9 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from proxy_addon.addon.launcher import proxy_argv
-from proxy_addon.records.interception import ProxyReady
-from proxy_addon.records.outcome import StopReason
+from proxy_addon.addon import proxy_argv
+from proxy_addon.records import ProxyReady, StopReason
 from sandbox.container.contract import (
     CONF_DIR,
     DATA_DIR,

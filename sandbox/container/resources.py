@@ -15,8 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from proxy_addon.records.jsonfile import RecordError
-from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
+from proxy_addon.records import REQUESTS_SUMMARY_FILE, RecordError, read_requests_summary
 from sandbox.container.processes import CUT
 
 CGROUP = Path("/sys/fs/cgroup")
@@ -85,7 +84,7 @@ def _was_cut(log: Path) -> bool:
 def records_filled(data: Path, mitmdump_log: Path, log_cap: int) -> str | None:
     """How the agent's traffic used up the proxy's records budget, in words, or None."""
     try:
-        summary = read_summary(data / SUMMARY_FILE)
+        summary = read_requests_summary(data / REQUESTS_SUMMARY_FILE)
     except RecordError:
         summary = None
     found = []

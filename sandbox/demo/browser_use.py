@@ -23,7 +23,7 @@ from sandbox.demo.scenarios import DemoRun, browser_use_script
 from sandbox.demo.scripted_model import ScriptedServer
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
-from sandbox.host.image import REPO
+from sandbox.host import REPO
 from sandbox.run_request import with_model
 
 DRIVER = BROWSER_USE.directory / "driver.py"

@@ -26,9 +26,7 @@ from pathlib import Path
 from rich.console import Console
 
 from proxy_addon.cli_options import OneLineParser, UsageError, positive_int
-from proxy_addon.records.batchsummary import now_iso, write_summary
-from proxy_addon.records.layout import stamp
-from proxy_addon.records.outcome import Category
+from proxy_addon.records import Category, now_iso, stamp, write_summary
 from sandbox.demo.local import RunResult
 from sandbox.demo.onhost import BROWSERS, OnHost
 from sandbox.demo.sandboxed import Sandboxed, SandboxUnavailable
@@ -36,13 +34,12 @@ from sandbox.demo.scenarios import HARNESSES, MODEL, PlanError, load_plan
 from sandbox.demo.show import files_written, show_runs, show_site
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import ModelUnavailable, resolve_agent_model
-from sandbox.host.docker_api import EngineError
-from sandbox.host.image import DEFAULT_IMAGE, REPO
+from sandbox.host import DEFAULT_IMAGE, REPO, EngineError
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.judging import JudgeUnavailable, check_judge
 from sandbox.option_types import default_image
 from sandbox.preflight import preflight
-from sandbox.runs.batch import batch_summary, job_of
+from sandbox.runs import batch_summary, job_of
 from scorer.cli import NO_JUDGE_HINT
 from scorer.completeness import EXIT_INCOMPLETE, incomplete_line, incompleteness
 from scorer.display import print_result

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from proxy_addon.addon.launcher import ProxyProcess, ProxyStartError, start_proxy
-from proxy_addon.records.outcome import Category, Stopped, StopReason
-from proxy_addon.records.runblocks import DemoBlock
-from sandbox.agents.request_script import dump_script
+from proxy_addon.addon import ProxyProcess, ProxyStartError, start_proxy
+from proxy_addon.records import Category, DemoBlock, Stopped, StopReason
+from sandbox.agents import dump_script
 from sandbox.container.agent import watch
 from sandbox.container.launch import exec_failure
 from sandbox.container.trust import client_env
@@ -30,7 +29,7 @@ from sandbox.demo.chromium import CHROMIUM_FLAGS, spki_pin
 from sandbox.demo.scenarios import MODEL, DemoRun, chromium_url, curl_script, python_script
 from sandbox.harnesses import BROWSER_USE
 from sandbox.harnesses.models import AgentModel
-from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
+from sandbox.runs import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 
 STOP_GRACE = 0.3
 """Seconds an agent may go on after its commit was blocked (it usually exits on its own)."""

@@ -16,7 +16,7 @@ from sandbox.demo.scenarios import DemoRun
 from sandbox.demo.show import SiteSeen, site_seen
 from sandbox.demo.site import DemoSite
 from sandbox.harnesses.models import AgentModel
-from sandbox.runs.batch import run_all
+from sandbox.runs import run_all
 
 BROWSERS = ("chromium", "browser-use")
 

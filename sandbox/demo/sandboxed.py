@@ -36,13 +36,18 @@ from sandbox.demo.show import SiteSeen, site_seen
 from sandbox.demo.world import FIRST_MODEL_PORT, MODEL_HOST, SITE_PORT, DemoWorld, start_world
 from sandbox.harnesses import BROWSER_USE, harness_image
 from sandbox.harnesses.models import AgentModel
+from sandbox.host import (
+    DEFAULT_BASE,
+    AgentChoice,
+    DockerExecutor,
+    RunRequest,
+    StaleImage,
+    build_fix,
+    check_image,
+)
 from sandbox.host import docker_api as engine
-from sandbox.host.executor import DockerExecutor, RunRequest
-from sandbox.host.image import DEFAULT_BASE, StaleImage, build_fix, check_image
-from sandbox.host.payload import AgentChoice
 from sandbox.run_request import with_model
-from sandbox.runs.batch import done_line, run_all, say
-from sandbox.runs.pipeline import PreparedRun, run_one
+from sandbox.runs import PreparedRun, done_line, run_all, run_one, say
 
 AGENT_LIMIT_S = 90
 """Seconds a demo agent may take in its container (the tasks' own limits are minutes)."""

@@ -15,8 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from proxy_addon.tasks.model import TaskError, load_task
-from sandbox.agents.request_script import FilePart, ScriptedRequest
+from proxy_addon.tasks import TaskError, load_task
+from sandbox.agents import FilePart, ScriptedRequest
 
 MODEL = "scripted-demo"
 HARNESSES = ("chromium", "python", "curl", "browser-use")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from proxy_addon.records.tokens import TokenCounts
+from proxy_addon.records import TokenCounts
 from sandbox.demo.browser_use_actions import ScriptError, browser_use_actions
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.records.runmeta import RUN_META
-from proxy_addon.tasks.model import load_task
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.records import RUN_META
+from proxy_addon.tasks import load_task
 from sandbox.demo.local import RunResult
 from sandbox.demo.scenarios import MODEL, DemoRun
 from sandbox.demo.site import HOSTS, Received

@@ -20,7 +20,7 @@ import docker
 import docker.errors
 
 from sandbox.demo.site import HOSTS, Received
-from sandbox.host.docker_api import EngineError, FileEntry, files_tar
+from sandbox.host import EngineError, FileEntry, files_tar
 
 DEMO_LABEL = "io.clawbench.demo"
 SITE_PORT = 8080

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from proxy_addon.addon.modelapi import ENDPOINT_OPTION, KEY_OPTION, NAME_OPTION, key_fingerprint
-from proxy_addon.addon.modelhosts import OPTION as MODEL_HOSTS
+from proxy_addon.addon import ENDPOINT_OPTION, KEY_OPTION, NAME_OPTION, key_fingerprint
+from proxy_addon.addon import MODEL_HOSTS_OPTION as MODEL_HOSTS
 from sandbox.harnesses import Harness
-from sandbox.harnesses.claude_code.invocation import anthropic_base_url
+from sandbox.harnesses.claude_code import anthropic_base_url
 from scorer.models_yaml import ConfigError, entry_config, read_models_yaml
 
 

@@ -24,21 +24,24 @@ from pathlib import Path
 
 import docker
 
-from proxy_addon.records.batchsummary import (
+from proxy_addon.records import (
     BatchJob,
+    BatchStatus,
     BatchSummary,
+    Category,
+    batch_status,
+    case_name,
+    find_task_dirs,
     now_iso,
-    read_summary,
+    read_batch_summary,
+    stamp,
     write_summary,
 )
-from proxy_addon.records.layout import case_name, find_task_dirs, stamp
-from proxy_addon.records.outcome import BatchStatus, Category, batch_status
-from proxy_addon.tasks.model import TaskError, load_task
+from proxy_addon.tasks import TaskError, load_task
 from sandbox.host import docker_api as engine
 from sandbox.host.executor import RunRequest, run_task
 from sandbox.host.incomplete import ApiStreak, incomplete_batch
-from sandbox.runs.batch import batch_summary, done_line, finished_job, job_of, run_all, say
-from sandbox.runs.pipeline import RunOutcome
+from sandbox.runs import RunOutcome, batch_summary, done_line, finished_job, job_of, run_all, say
 from scorer.completeness import EXIT_INCOMPLETE
 from scorer.models_yaml import JudgeConfig
 from scorer.scoring import ScoreResult
@@ -226,7 +229,7 @@ def run_batch(
     allow_incomplete), 130 on Ctrl-C."""
     template.check_image(client)  # a missing or wrong image fails once, before any run
     batch_dir = _open_batch_dir(options)
-    earlier = read_summary(batch_dir) if options.resume else None
+    earlier = read_batch_summary(batch_dir) if options.resume else None
     plan = _plan(template, options, batch_dir)
     invalid = f", {len(plan.invalid)} invalid skipped" if plan.invalid else ""
     say(

@@ -25,16 +25,15 @@ import docker
 import docker.errors
 from pydantic import ValidationError
 
-from proxy_addon.addon.modelapi import KEY_OPTION
-from proxy_addon.matching.redact import redact_command
-from proxy_addon.records.atomic import write_bytes_atomic
-from proxy_addon.records.runblocks import SandboxBlock
+from proxy_addon.addon import KEY_OPTION
+from proxy_addon.matching import redact_command
+from proxy_addon.records import SandboxBlock, write_bytes_atomic
 from sandbox.container.contract import AGENT_TRACE, SandboxReport
 from sandbox.host import docker_api as engine
 from sandbox.host.image import RunImage, check_image
 from sandbox.host.limits import Limits
 from sandbox.host.payload import AgentChoice, container_files
-from sandbox.runs.pipeline import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
+from sandbox.runs import PreparedRun, RunJob, RunOutcome, SetupFailure, run_one
 
 HOST_GRACE_S = 60
 """Head-room past time_limit for the proxy to start and the agent to be stopped."""

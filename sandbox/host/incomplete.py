@@ -7,9 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import BatchSummary
-from proxy_addon.records.outcome import BatchStatus, Category, Ending, is_infra_category
-from sandbox.runs.batch import say
+from proxy_addon.records import BatchStatus, BatchSummary, Category, Ending, is_infra_category
+from sandbox.runs import say
 from scorer.completeness import (
     Incomplete,
     incomplete_line,

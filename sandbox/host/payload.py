@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from proxy_addon.tasks.model import Task
-from sandbox.agents.request_script import ScriptedRequest, dump_script
+from proxy_addon.tasks import Task
+from sandbox.agents import ScriptedRequest, dump_script
 from sandbox.container.contract import (
     AGENT_DIR,
     CONFIG,
@@ -29,7 +29,7 @@ from sandbox.container.contract import (
     ContainerConfig,
 )
 from sandbox.host.docker_api import FileEntry
-from sandbox.runs.agentview import AgentView
+from sandbox.runs import AgentView
 
 HARNESS_NAMES = {"null": "null", "scripted": "scripted", "cmd": "custom"}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from proxy_addon.tasks.model import Task
+from proxy_addon.tasks import Task
 
 SUBMIT_HINTS = ("127.0.0.1:7878/submit", "localhost:7878/submit")
 SUBMIT_PATH = "/api/task-submit"

@@ -14,17 +14,18 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from proxy_addon.records.batchsummary import (
+from proxy_addon.records import (
+    RUN_META,
     BatchJob,
     BatchSummary,
+    RecordError,
+    is_infra_category,
     now_iso,
+    read_run_meta,
+    runs_of,
     status_of,
     totals,
 )
-from proxy_addon.records.interception import RecordError
-from proxy_addon.records.layout import runs_of
-from proxy_addon.records.outcome import is_infra_category
-from proxy_addon.records.runmeta import RUN_META, read_run_meta
 from sandbox.runs.pipeline import RunOutcome
 
 

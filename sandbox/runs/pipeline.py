@@ -21,13 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from proxy_addon.records.atomic import write_bytes_atomic
-from proxy_addon.records.interception import RecordError, read_interception
-from proxy_addon.records.layout import MY_INFO_DIR, case_name, new_run_dir, stamp
-from proxy_addon.records.modelapi import model_api_failure
-from proxy_addon.records.outcome import Category, Ending, Stopped, classify
-from proxy_addon.records.usage import USAGE_FILE, read_usage
-from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes, task_path
+from proxy_addon.records import (
+    MY_INFO_DIR,
+    USAGE_FILE,
+    Category,
+    Ending,
+    RecordError,
+    Stopped,
+    case_name,
+    classify,
+    model_api_failure,
+    new_run_dir,
+    read_interception,
+    read_usage,
+    stamp,
+    write_bytes_atomic,
+)
+from proxy_addon.tasks import Task, TaskError, read_task_bytes, task_from_bytes, task_path
 from sandbox.runs.agentview import AgentView, agent_view
 from sandbox.runs.record import record_not_intercepted, record_traffic, write_meta
 

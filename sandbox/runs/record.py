@@ -12,18 +12,26 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proxy_addon.records.agentresult import read_agent_result
-from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.interception import NotIntercepted, RecordError
-from proxy_addon.records.outcome import Ending, is_infra_category
+from proxy_addon.records import (
+    REQUESTS_SUMMARY_FILE,
+    RUN_META,
+    USAGE_FILE,
+    Ending,
+    NotIntercepted,
+    RecordError,
+    RunMeta,
+    is_infra_category,
+    read_agent_result,
+    read_requests_summary,
+    read_usage,
+    write_json_atomic,
+    write_run_meta,
+    write_traffic_har,
+)
 from proxy_addon.records.provenance import provenance
-from proxy_addon.records.requestwriter import SUMMARY_FILE, read_summary
-from proxy_addon.records.runmeta import RUN_META, RunMeta, write_run_meta
-from proxy_addon.records.traffic import write_traffic_har
-from proxy_addon.records.usage import USAGE_FILE, read_usage
 
 if TYPE_CHECKING:
-    from proxy_addon.tasks.model import Task
+    from proxy_addon.tasks import Task
     from sandbox.runs.pipeline import PreparedRun
 
 
@@ -97,7 +105,7 @@ def records_fields(data: Path) -> dict[str, Any]:
     """What the proxy's records budget left out (data/requests-summary.json): the requests
     shortened and those only counted; nothing when no proxy wrote the summary."""
     try:
-        summary = read_summary(data / SUMMARY_FILE)
+        summary = read_requests_summary(data / REQUESTS_SUMMARY_FILE)
     except RecordError as e:
         return {"records_warning": str(e)}
     if summary is None:

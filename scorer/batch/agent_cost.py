@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from proxy_addon.records.usage import AgentUsage, ModelUsage
+from proxy_addon.records import AgentUsage, ModelUsage
 from scorer.batch.rescore_summary import AgentUsageTotals
 from scorer.batch.scored_run import ScoredRun
 from scorer.models_yaml import Price

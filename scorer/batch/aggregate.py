@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.outcome import INFRA_CATEGORIES, Category
-from proxy_addon.records.verdict import JudgeVerdict, as_match
+from proxy_addon.records import INFRA_CATEGORIES, Category, JudgeVerdict, as_match
 from scorer.agreement import agreement
 from scorer.batch.agent_cost import leaderboard_columns, usage_totals
 from scorer.batch.judge_cost import judge_leaderboard_columns, judge_usage_totals

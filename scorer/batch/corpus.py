@@ -11,8 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.layout import find_task_dirs
-from proxy_addon.tasks.model import Task, TaskError, read_task_bytes, task_from_bytes
+from proxy_addon.records import find_task_dirs
+from proxy_addon.tasks import Task, TaskError, read_task_bytes, task_from_bytes
 
 
 class CorpusError(ValueError):

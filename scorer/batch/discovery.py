@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.runmeta import RUN_META
+from proxy_addon.records import RUN_META
 
 TEMP_FILE = re.compile(
     r"\.(judge(?:_llm)?(?:\..+)?\.json|run-meta\.json|rescore-summary\.json)\.(\d+)\.\d+\.tmp"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.records.runpath import parse_run_dir
+from proxy_addon.records import RunMeta, parse_run_dir
 from scorer.batch.rundir import RunRecord, read_task
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from proxy_addon.records.tokens import ModelUsage
+from proxy_addon.records import ModelUsage
 from scorer.batch.agent_cost import model_cost, usage_columns
 from scorer.batch.rescore_summary import JudgeUsageTotals
 from scorer.batch.scored_run import ScoredRun

@@ -16,14 +16,7 @@ from typing import Protocol
 from scorer.batch.runplan import JudgeSpec, Plan, finish
 from scorer.batch.scored_run import RubricVerdict
 from scorer.batch.writer import Files, Writer, judge_record, meta_file, verdict_file
-from scorer.judge.scheduler import (
-    CallSettings,
-    CallStats,
-    JudgeFatal,
-    JudgeJob,
-    JudgeResult,
-    run_judge,
-)
+from scorer.judge import CallSettings, CallStats, JudgeFatal, JudgeJob, JudgeResult, run_judge
 
 
 class Progress(Protocol):

@@ -92,7 +92,7 @@ def merge_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     """Write rows into the CSV at path, replacing rows with the same model, harness, dataset
     (among the new rows too: the last one given wins)."""
     existing = _read(path)
-    from proxy_addon.records.atomic import write_bytes_atomic
+    from proxy_addon.records import write_bytes_atomic
 
     new: dict[tuple[str, str, str], dict[str, str]] = {}
     for row in rows:

@@ -11,9 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.matching.urls import canonical_url
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.matching import HttpRequest, Matcher, canonical_url
+from proxy_addon.tasks import EvalSchema
 
 _matchers: dict[str, Matcher] = {}
 

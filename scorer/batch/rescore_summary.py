@@ -14,9 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from proxy_addon.records.outcome import AnyCategory
-from proxy_addon.records.tokens import ModelUsage, Tokens
-from proxy_addon.records.verdict import JudgeVerdict, read_verdicts
+from proxy_addon.records import AnyCategory, JudgeVerdict, ModelUsage, Tokens, read_verdicts
 
 SUMMARY_FILE = "rescore-summary.json"
 _FORBID = ConfigDict(extra="forbid")

@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.interception import InterceptionView, RecordError, normalise_interception
-from proxy_addon.records.runmeta import RUN_META, RunMeta, read_run_meta_raw
-from proxy_addon.tasks.model import Task, TaskError, decode_task_json, parse_task
+from proxy_addon.records import (
+    RUN_META,
+    InterceptionView,
+    RecordError,
+    RunMeta,
+    normalise_interception,
+    read_run_meta_raw,
+)
+from proxy_addon.tasks import Task, TaskError, decode_task_json, parse_task
 
 
 @dataclass

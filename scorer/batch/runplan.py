@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.verdict import as_match
-from proxy_addon.tasks.model import Task
+from proxy_addon.records import as_match
+from proxy_addon.tasks import Task
 from scorer.batch.corpus import Corpus, CorpusTask
 from scorer.batch.recheck import SKIPPED, recheck
 from scorer.batch.rundir import RunRecord
@@ -25,9 +25,17 @@ from scorer.batch.scored_run import (
     result_category,
     stage1,
 )
-from scorer.judge.cache import cache_key, judge_file, read_prior, read_record
-from scorer.judge.evidence import JudgeInput, request_view, run_date, user_files
-from scorer.judge.scheduler import JudgeJob
+from scorer.judge import (
+    JudgeInput,
+    JudgeJob,
+    cache_key,
+    judge_file,
+    read_prior,
+    read_record,
+    request_view,
+    run_date,
+    user_files,
+)
 from scorer.models_yaml import JudgeConfig
 
 

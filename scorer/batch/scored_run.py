@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from proxy_addon.records.outcome import (
+from proxy_addon.records import (
+    AgentUsage,
     AnyCategory,
     Category,
+    JudgeVerdict,
+    Tokens,
     is_infra_category,
     is_infra_stop,
     scored_category,
 )
-from proxy_addon.records.tokens import Tokens
-from proxy_addon.records.usage import AgentUsage
-from proxy_addon.records.verdict import JudgeVerdict
 from scorer.batch.recheck import SKIPPED, Recheck
 from scorer.batch.rundir import RunRecord
 

@@ -12,13 +12,10 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.atomic import dump_json, write_bytes_atomic
-from proxy_addon.records.runmeta import RUN_META, merged_run_meta
-from proxy_addon.records.verdict import as_match
+from proxy_addon.records import RUN_META, as_match, dump_json, merged_run_meta, write_bytes_atomic
 from scorer.batch.discovery import sweep_temp_files
 from scorer.batch.runplan import JudgeSpec, Pending, Plan, meta_updates
-from scorer.judge.scheduler import JudgeResult
-from scorer.judge.verdict import JudgeRecord
+from scorer.judge import JudgeRecord, JudgeResult
 
 Files = list[tuple[Path, bytes]]
 

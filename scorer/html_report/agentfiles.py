@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.harentry import number
+from proxy_addon.records import number
 
 READ_CAP = 16 << 20
 """Bytes of one agent file read."""

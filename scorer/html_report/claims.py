@@ -4,7 +4,7 @@ without passing (the agent said "done" and nothing, or the wrong thing, was comm
 
 from __future__ import annotations
 
-from scorer.batch.rescore_summary import NOT_JUDGED
+from scorer.batch import NOT_JUDGED
 from scorer.html_report.details import run_outcome
 from scorer.html_report.leaderboard import ranked
 from scorer.html_report.load import Report

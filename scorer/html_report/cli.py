@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from proxy_addon.cli_options import OneLineParser, UsageError
-from proxy_addon.records.runmeta import RUN_META
+from proxy_addon.records import RUN_META
 from scorer.calibrate import CalibrationFileError, read_result
 from scorer.html_report.harfiles import refresh_hars
 from scorer.html_report.load import ReportError, load_report

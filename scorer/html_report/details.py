@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.html_report.generic import value_html
 from scorer.html_report.markup import Markup, el
 from scorer.html_report.outcomes import outcome, outcome_key

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from proxy_addon.records.traffic import write_traffic_har
-from scorer.batch.discovery import DiscoveryError, find_batches
+from proxy_addon.records import write_traffic_har
+from scorer.batch import DiscoveryError, find_batches
 
 
 @dataclass

@@ -3,7 +3,7 @@ model (N -> intercepted -> judge match), one row or card per (batch, model, harn
 
 from __future__ import annotations
 
-from scorer.batch.rescore_summary import NOT_JUDGED, AgentUsageTotals, JudgeUsageTotals
+from scorer.batch import NOT_JUDGED, AgentUsageTotals, JudgeUsageTotals
 from scorer.html_report.load import EntryView, Report
 from scorer.html_report.markup import Markup, el, percent
 from scorer.html_report.matrix import entry_label

@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorer.batch.discovery import DiscoveryError, find_batches
-from scorer.batch.rescore_summary import Entry, Summary, SummaryError, TaskRow, parse_summary
+from scorer.batch import (
+    DiscoveryError,
+    Entry,
+    Summary,
+    SummaryError,
+    TaskRow,
+    find_batches,
+    parse_summary,
+)
 from scorer.html_report.runfiles import RunView, load_run_view
 from scorer.html_report.runpage import ShotBudget, inlined
 from scorer.stats import wilson_interval

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from proxy_addon.records.outcome import Category
-from scorer.batch.rescore_summary import NOT_JUDGED
+from proxy_addon.records import Category
+from scorer.batch import NOT_JUDGED
 from scorer.html_report.details import run_outcome, swatch
 from scorer.html_report.load import EntryView, Report, row_entry
 from scorer.html_report.markup import Markup, el

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proxy_addon.records.outcome import AnyStopReason, Category, StopReason
-from scorer.batch.rescore_summary import TaskRow
+from proxy_addon.records import AnyStopReason, Category, StopReason
+from scorer.batch import TaskRow
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy_addon.records.atomic import write_bytes_atomic
+from proxy_addon.records import write_bytes_atomic
 from scorer.calibrate import CalibrationResult
 from scorer.html_report.calibration import calibration_section
 from scorer.html_report.claims import claims

@@ -10,20 +10,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.records.outcome import AnyStopReason
-from proxy_addon.records.requestlog import REQUESTS_FILE
-from proxy_addon.records.runblocks import AgentClaim
-from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.records.traffic import build_har
-from proxy_addon.records.usage import AgentUsage
-from proxy_addon.records.verdict import JudgeVerdict, read_verdict
-from proxy_addon.tasks.model import TaskError, read_task_json
-from scorer.batch.rescore_summary import TaskRow
-from scorer.batch.rundir import load_run
+from proxy_addon.matching import redact_fields, redact_headers, redact_url
+from proxy_addon.records import (
+    REQUESTS_FILE,
+    AgentClaim,
+    AgentUsage,
+    AnyStopReason,
+    JudgeVerdict,
+    RunMeta,
+    build_har,
+    read_verdict,
+)
+from proxy_addon.tasks import TaskError, read_task_json
+from scorer.batch import TaskRow, load_run
 from scorer.html_report.runtimeline import run_timeline
 from scorer.html_report.timeline import Timeline
-from scorer.judge.cache import read_record
+from scorer.judge import read_record
 
 NEAR_MISS_CAP = 25
 """Near misses shown per run (the rest are counted)."""

@@ -10,8 +10,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from scorer.batch.rescore_summary import TaskRow
-from scorer.batch.rundir import load_run
+from scorer.batch import TaskRow, load_run
 from scorer.html_report.details import run_outcome
 from scorer.html_report.outcomes import outcome
 from scorer.html_report.runfiles import RunView, load_run_view

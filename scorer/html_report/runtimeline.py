@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from proxy_addon.records.har import Har
-from proxy_addon.records.outcome import StopReason
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import Har, JudgeVerdict, StopReason
 from scorer.html_report.agentsteps import agent_events
 from scorer.html_report.timeline import Event, EventKind, Timeline, assemble
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from proxy_addon.records.har import Har, HarEntry, TrafficAction
+from proxy_addon.records import Har, HarEntry, TrafficAction
 
 TEXT_CAP = 300
 """Characters of an event's one-line title."""

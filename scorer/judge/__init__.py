@@ -10,3 +10,55 @@
 - limiter: AIMD concurrency (halve on 429, +1 per success)
 - scheduler: many calls through one client: retries, 429s re-queued, a fatal error stops all
 """
+
+from __future__ import annotations
+
+from scorer.judge.cache import cache_key, judge_file, read_prior, read_record
+from scorer.judge.client import JudgeClient, call_params, token_cap
+from scorer.judge.evidence import (
+    USER_FILE_LIMIT,
+    JudgeInput,
+    UserFile,
+    request_view,
+    run_date,
+    user_files,
+)
+from scorer.judge.prompts import DUMP_LIMIT, RUBRIC_CHOICES, prompt_version, user_message
+from scorer.judge.scheduler import (
+    CallSettings,
+    CallStats,
+    JudgeFatal,
+    JudgeJob,
+    JudgeResult,
+    Scheduler,
+    run_judge,
+)
+from scorer.judge.verdict import JudgeRecord
+
+__all__ = [
+    "DUMP_LIMIT",
+    "RUBRIC_CHOICES",
+    "USER_FILE_LIMIT",
+    "CallSettings",
+    "CallStats",
+    "JudgeClient",
+    "JudgeFatal",
+    "JudgeInput",
+    "JudgeJob",
+    "JudgeRecord",
+    "JudgeResult",
+    "Scheduler",
+    "UserFile",
+    "cache_key",
+    "call_params",
+    "judge_file",
+    "prompt_version",
+    "read_prior",
+    "read_record",
+    "request_view",
+    "run_date",
+    "run_judge",
+    "token_cap",
+    "user_files",
+    "user_message",
+]

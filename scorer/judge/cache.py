@@ -18,15 +18,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from proxy_addon.records.runmeta import safe_model
-from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.records import JudgeVerdict, read_verdict, safe_model
 from scorer.judge.evidence import JudgeInput
 from scorer.judge.verdict import JUDGE_FILES, JudgeRecord
-from scorer.models_yaml import JudgeConfig
+
+if TYPE_CHECKING:  # annotations only: models_yaml imports the judge's providers
+    from scorer.models_yaml import JudgeConfig
 
 
 def cache_key(judge: JudgeConfig, rubric: str, version: str, data: JudgeInput) -> str:

@@ -15,12 +15,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from proxy_addon.records.tokens import Tokens, tokens_from_usage
+from proxy_addon.records import Tokens, tokens_from_usage
 from scorer.judge.providers import ChatCall, get_provider
-from scorer.models_yaml import JudgeConfig
 
 if TYPE_CHECKING:  # imported by the first call: a run whose verdicts are all saved never needs it
     import openai
+
+    from scorer.models_yaml import JudgeConfig  # annotations only: models_yaml imports providers
 
 OFF = frozenset({"off", "none", "disabled", "false", "0", "no"})
 REPLY_TOKENS = 4096

@@ -19,10 +19,9 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from proxy_addon.matching.equivalence import METHOD_OVERRIDE_HEADERS
-from proxy_addon.matching.redact import redact_fields, redact_headers, redact_url
-from proxy_addon.records.layout import MY_INFO_DIR
-from proxy_addon.tasks.model import ExtraInfo
+from proxy_addon.matching import METHOD_OVERRIDE_HEADERS, redact_fields, redact_headers, redact_url
+from proxy_addon.records import MY_INFO_DIR
+from proxy_addon.tasks import ExtraInfo
 
 DUMP_LIMIT = 4096
 """Bytes (UTF-8) of the request dump shown to the judge."""

@@ -15,15 +15,17 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from proxy_addon.records.tokens import Tokens
+from proxy_addon.records import Tokens
 from scorer.judge.client import Completion, JudgeCallError, JudgeClient
 from scorer.judge.evidence import JudgeInput
 from scorer.judge.limiter import AimdLimiter
 from scorer.judge.prompts import render
 from scorer.judge.verdict import RAW_LIMIT, Reply, parse_reply
-from scorer.models_yaml import JudgeConfig
+
+if TYPE_CHECKING:  # annotations only: models_yaml imports the judge's providers
+    from scorer.models_yaml import JudgeConfig
 
 
 class JudgeFatal(RuntimeError):

@@ -19,8 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from proxy_addon.records.tokens import Tokens
-from proxy_addon.records.verdict import JudgeVerdict, read_verdict
+from proxy_addon.records import JudgeVerdict, Tokens, read_verdict
 
 REASON_LIMIT = 300
 RAW_LIMIT = 4000

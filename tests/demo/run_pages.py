@@ -7,13 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from proxy_addon.records.har import HAR_FILE, TrafficAction, read_har
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    ResponseLine,
-    is_request,
-    read_request_log,
-)
+from proxy_addon.records import REQUESTS_FILE, ResponseLine, TrafficAction
+from proxy_addon.records.har import HAR_FILE, read_har
+from proxy_addon.records.requestlog import is_request, read_request_log
 from scorer.html_report.runtext import single_run_view, timeline_text
 from tests.report.run_markup import kinds, run_section
 from tests.support.har_viewers import devtools_import, haralyzer_entries

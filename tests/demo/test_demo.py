@@ -28,17 +28,17 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.records.interception import Interception, NotIntercepted
-from proxy_addon.records.requestlog import (
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.records import (
     REQUESTS_FILE,
+    Interception,
     ModelCallLine,
+    NotIntercepted,
     RequestLogEntry,
-    read_request_log,
+    read_run_meta,
 )
-from proxy_addon.records.runmeta import read_run_meta
-from proxy_addon.tasks.model import load_task
+from proxy_addon.records.requestlog import read_request_log
+from proxy_addon.tasks import load_task
 from sandbox.agents.scripted import _encode
 from sandbox.demo.browser_use import find_browser_use
 from sandbox.demo.chromium import find_chromium
@@ -546,10 +546,10 @@ def test_the_runs_table_keeps_task_and_agent_names_whole_in_80_columns(tmp_path:
 
     from rich.console import Console
 
-    from proxy_addon.records.outcome import Category, Ending, StopReason
+    from proxy_addon.records import Category, Ending, StopReason
     from sandbox.demo.local import RunResult
     from sandbox.demo.show import show_runs
-    from sandbox.runs.pipeline import RunOutcome
+    from sandbox.runs import RunOutcome
 
     ended = Ending(Category.INFRA_FAILURE, StopReason.PROXY_FAILED, "[Errno 98] address in use")
     results = [RunResult(r, RunOutcome(tmp_path, ended, 1.0)) for r in load_plan(CORPUS)]

@@ -29,16 +29,10 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.addon.launcher import start_proxy
-from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    LogLine,
-    ResponseLine,
-    is_request,
-    read_request_log,
-)
-from proxy_addon.tasks.model import load_task
+from proxy_addon.addon import start_proxy
+from proxy_addon.records import REQUESTS_FILE, Interception, LogLine, ResponseLine
+from proxy_addon.records.requestlog import is_request, read_request_log
+from proxy_addon.tasks import load_task
 from sandbox.container.trust import client_env
 from sandbox.demo.site import DemoSite, Received
 from sandbox.runs.agentview import instruction_text

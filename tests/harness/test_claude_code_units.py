@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.harnesses.claude_code.invocation import (
-    anthropic_base_url,
-    build_command,
-    claude_env,
-    mcp_config,
-)
+from sandbox.harnesses.claude_code import anthropic_base_url
+from sandbox.harnesses.claude_code.invocation import build_command, claude_env, mcp_config
 from sandbox.harnesses.claude_code.transcript import TIMES_FILE, Transcript, claim_of
 
 

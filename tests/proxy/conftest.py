@@ -20,16 +20,10 @@ import pytest
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.test import taddons
 
-from proxy_addon.addon.launcher import ProxyProcess, start_proxy
+from proxy_addon.addon import ProxyProcess, start_proxy
 from proxy_addon.clawbench import ClawbenchInterceptor
-from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    LogLine,
-    ResponseLine,
-    is_request,
-    read_request_log,
-)
+from proxy_addon.records import REQUESTS_FILE, Interception, LogLine, ResponseLine
+from proxy_addon.records.requestlog import is_request, read_request_log
 from tests.conftest import require
 from tests.proxy.hooks import CHECKOUT as HOOK_CHECKOUT
 from tests.proxy.hooks import SHOP as HOOK_SHOP

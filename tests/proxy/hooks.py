@@ -15,14 +15,8 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow
 
 from proxy_addon.clawbench import ClawbenchInterceptor
-from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    LogLine,
-    ResponseLine,
-    is_request,
-    read_request_log,
-)
+from proxy_addon.records import REQUESTS_FILE, Interception, LogLine, ResponseLine
+from proxy_addon.records.requestlog import is_request, read_request_log
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"
 SHOP = "shop.clawbench.test"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.requestlog import RequestLogEntry, ResponseLine
+from proxy_addon.records import RequestLogEntry, ResponseLine
 from tests.proxy.conftest import SHOP, Run, write_task
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"

@@ -14,7 +14,7 @@ import time
 import httpx
 from pydantic import ValidationError
 
-from proxy_addon.records.interception import Interception
+from proxy_addon.records import Interception
 from tests.proxy.conftest import SHOP, secrets_in, write_task
 
 CHECKOUT = r"shop\.clawbench\.test/api/checkout"

@@ -25,14 +25,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from mitmproxy.certs import CertStore
 
+from proxy_addon.addon import start_proxy
 from proxy_addon.addon.h1reuse import PER_ORIGIN
-from proxy_addon.addon.launcher import start_proxy
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    RequestLogEntry,
-    ResponseLine,
-    read_request_log,
-)
+from proxy_addon.records import REQUESTS_FILE, RequestLogEntry, ResponseLine
+from proxy_addon.records.requestlog import read_request_log
 from tests.proxy.conftest import write_task
 
 REQUESTS = 24

@@ -18,9 +18,15 @@ import httpx
 import openai
 import pytest
 
-from proxy_addon.addon.modelapi import key_fingerprint
-from proxy_addon.records.modelapi import CallOutcome, ModelApiRecord, model_api_failure
-from proxy_addon.records.usage import AgentUsage, ModelCallLine, read_usage
+from proxy_addon.addon import key_fingerprint
+from proxy_addon.records import (
+    AgentUsage,
+    CallOutcome,
+    ModelApiRecord,
+    ModelCallLine,
+    model_api_failure,
+    read_usage,
+)
 from tests.proxy.conftest import SHOP, Run, write_task
 from tests.support.fake_api import FakeModelAPI, start_model_api
 from tests.support.model_replies import Reply, tokens

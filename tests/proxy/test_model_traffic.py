@@ -20,8 +20,8 @@ import httpx
 import openai
 import pytest
 
-from proxy_addon.addon.launcher import ProxyStartError, start_proxy
-from proxy_addon.records.usage import AgentUsage, ModelCallLine, ModelUsage, read_usage
+from proxy_addon.addon import ProxyStartError, start_proxy
+from proxy_addon.records import AgentUsage, ModelCallLine, ModelUsage, read_usage
 from tests.proxy.conftest import SHOP, Run, write_task
 from tests.support.fake_api import GATE_TIMEOUT, FakeModelAPI, start_model_api
 from tests.support.model_replies import Reply, sse_frames, tokens

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.matching.bodies import RAW_TEXT_CAP
-from proxy_addon.records.interception import Interception
-from proxy_addon.records.requestlog import LogLine, is_request, parse_line
+from proxy_addon.matching import RAW_TEXT_CAP
+from proxy_addon.records import Interception, LogLine
+from proxy_addon.records.requestlog import is_request, parse_line
 from tests.proxy.conftest import SHOP, Run, write_task
 
 POST = r"shop\.clawbench\.test/api/post"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.addon.launcher import start_proxy
+from proxy_addon.addon import start_proxy
 from tests.proxy.conftest import Run, write_task
 from tests.support.upstream import Upstream, start_upstream
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.addon.launcher import ADDON, MASTER, mitmdump_path, proxy_argv, start_proxy
+from proxy_addon.addon import proxy_argv, start_proxy
+from proxy_addon.addon.launcher import ADDON, MASTER, mitmdump_path
 from tests.proxy.conftest import write_task
 
 GOOD = r"shop\.clawbench\.test/api/checkout"

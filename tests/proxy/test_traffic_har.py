@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.addon.launcher import start_proxy
-from proxy_addon.records.har import HAR_FILE, TrafficAction, read_har
-from proxy_addon.records.traffic import write_traffic_har
+from proxy_addon.addon import start_proxy
+from proxy_addon.records import TrafficAction, write_traffic_har
+from proxy_addon.records.har import HAR_FILE, read_har
 from tests.proxy.conftest import GUARD, SHOP, Run, write_task
 from tests.support.har_viewers import devtools_import, haralyzer_entries
 from tests.support.upstream import Upstream

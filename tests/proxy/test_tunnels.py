@@ -13,7 +13,7 @@ import pytest
 import wsproto
 import wsproto.events as ws
 
-from proxy_addon.records.traffic import build_har
+from proxy_addon.records import build_har
 from tests.proxy.conftest import read_head, write_task
 from tests.proxy.hooks import make_flow
 from tests.support.upstream import WsUpstream, start_ws_upstream

@@ -14,7 +14,7 @@ import pytest
 
 from bench.batches import our_run, task_json, write_corpus
 from bench.reference_batches import reference_run
-from proxy_addon.addon.launcher import start_proxy
+from proxy_addon.addon import start_proxy
 from scorer.cli import main as score
 from scorer.html_report.cli import main
 from tests.report.png import encode

@@ -12,7 +12,7 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibrate import read_result
 from scorer.calibration import cases_of, load_set
 from scorer.cli import main as score

@@ -14,7 +14,8 @@ import pytest
 
 from bench.batches import our_run, task_json
 from bench.reference_batches import reference_run
-from proxy_addon.records.har import HAR_FILE, TrafficAction, read_har
+from proxy_addon.records import TrafficAction
+from proxy_addon.records.har import HAR_FILE, read_har
 from scorer.html_report.cli import main
 from scorer.html_report.runtext import single_run_view
 from tests.report.conftest import (

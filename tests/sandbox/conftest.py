@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from sandbox.container.contract import CONTRACT_LABEL
-from sandbox.host.image import HARNESS_LABEL, StaleImage, check_image
+from sandbox.host import StaleImage, check_image
+from sandbox.host.image import HARNESS_LABEL
 from tests.conftest import require
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -27,7 +28,7 @@ CASES = Path(__file__).resolve().parent / "cases"
 def closed_request(internet: Any, image: str, out: Path, case: str, agent: Any, **over: Any) -> Any:
     """A RunRequest for a test case on the closed network: the fake site's CA trusted, its
     private ranges allowed, a short stop grace; `over` changes any field."""
-    from sandbox.host.executor import RunRequest
+    from sandbox.host import RunRequest
 
     fields: dict[str, Any] = dict(
         task_dir=CASES / case,
@@ -141,7 +142,7 @@ def sandbox_image(docker_client) -> str:
         except StaleImage as e:
             pytest.fail(f"CLAWBENCH_SANDBOX_IMAGE={name}: {e}")
         return name
-    from sandbox.host.image import build_image
+    from sandbox.host import build_image
 
     candidates = base_candidates()
     base = available_base(docker_client, candidates)

@@ -16,9 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from proxy_addon.addon.launcher import start_proxy
-from proxy_addon.records.atomic import write_json_atomic
-from proxy_addon.records.reserve import release, reserve_space, write_with_reserve
+from proxy_addon.addon import start_proxy
+from proxy_addon.records import release, reserve_space, write_json_atomic, write_with_reserve
 
 
 def fill(path: Path) -> None:

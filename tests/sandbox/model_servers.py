@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandbox.host.docker_api import FileEntry, files_tar
+from sandbox.host import FileEntry, files_tar
 
 MODEL_HOST = "model.clawbench.test"
 PYTHON = "/opt/clawbench/venv/bin/python"
@@ -28,7 +28,7 @@ def harness_layer(client: Any, image: str, harness: Any) -> str:
     import docker.errors
 
     from sandbox.harnesses import harness_image
-    from sandbox.host.image import build_harness_image
+    from sandbox.host import build_harness_image
 
     tag = harness_image(image, harness.name)
     try:

@@ -19,19 +19,11 @@ from typing import Any
 import docker.errors
 import pytest
 
-from proxy_addon.records.interception import read_interception
-from proxy_addon.records.requestlog import (
-    REQUESTS_FILE,
-    RequestLogEntry,
-    ShortLine,
-    read_request_log,
-)
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records import REQUESTS_FILE, RequestLogEntry, read_interception, read_run_meta
+from proxy_addon.records.requestlog import ShortLine, read_request_log
 from sandbox.container.contract import AGENT_MOUNTS, AGENT_UID, MIN_RECORDS_BUDGET, VENV_PYTHON
-from sandbox.host.executor import run_task
-from sandbox.host.limits import Limits
-from sandbox.host.payload import AgentChoice
-from sandbox.runs.pipeline import RunOutcome
+from sandbox.host import AgentChoice, Limits, run_task
+from sandbox.runs import RunOutcome
 from tests.sandbox.conftest import closed_request
 
 pytestmark = pytest.mark.docker

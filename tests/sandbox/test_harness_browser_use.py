@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.records.interception import read_interception
+from proxy_addon.records import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import BROWSER_USE
 from sandbox.host.image import HARNESS_VERSION_LABEL

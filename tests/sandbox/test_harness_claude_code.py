@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.records.interception import read_interception
+from proxy_addon.records import read_interception
 from sandbox.cli import main as sandbox_main
 from sandbox.harnesses import CLAUDE_CODE
 from sandbox.harnesses.claude_code.transcript import TIMES_FILE

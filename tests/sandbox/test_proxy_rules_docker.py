@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
-from sandbox.host.executor import run_task
-from sandbox.host.payload import AgentChoice
+from proxy_addon.records import REQUESTS_FILE, RequestLogEntry
+from proxy_addon.records.requestlog import read_request_log
+from sandbox.host import AgentChoice, run_task
 from tests.sandbox.conftest import closed_request
 
 pytestmark = pytest.mark.docker

@@ -27,7 +27,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from proxy_addon.records.runmeta import read_run_meta
+from proxy_addon.records import read_run_meta
 from sandbox.cli import main as sandbox_main
 from sandbox.cluster.order import NodeInfo
 from sandbox.container.contract import INSTRUCTION_FILE
@@ -532,12 +532,11 @@ def test_a_run_directory_with_hostile_names_is_refused_on_extraction_and_recorde
     own receiving end (cluster.returns), refused whole, recorded as the run's infra failure."""
     import ray
 
-    from proxy_addon.records.outcome import Category, Ending, StopReason
+    from proxy_addon.records import Category, Ending, StopReason
     from sandbox.cluster.node import Landed
     from sandbox.cluster.returns import Returns
     from sandbox.cluster.transfer import RETURN_LIMIT
-    from sandbox.host.executor import RunRequest
-    from sandbox.host.payload import AgentChoice
+    from sandbox.host import AgentChoice, RunRequest
     from tests.support.hostile_archives import HOSTILE, crafted
 
     batch = tmp_path / "batch"

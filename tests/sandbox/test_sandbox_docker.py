@@ -25,20 +25,16 @@ from typing import Any
 import docker.errors
 import pytest
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.records import REQUESTS_FILE, RequestLogEntry, read_interception, read_run_meta
 from proxy_addon.records.har import HAR_FILE, read_har
-from proxy_addon.records.interception import read_interception
-from proxy_addon.records.requestlog import REQUESTS_FILE, RequestLogEntry, read_request_log
-from proxy_addon.records.runmeta import read_run_meta
-from proxy_addon.tasks.model import load_task
+from proxy_addon.records.requestlog import read_request_log
+from proxy_addon.tasks import load_task
 from sandbox.cli import main as sandbox_main
 from sandbox.container.contract import CONTRACT_LABEL, contract_id
+from sandbox.host import AgentChoice, check_image, run_task
 from sandbox.host.docker_api import BATCH_LABEL, LABEL, local_image
-from sandbox.host.executor import run_task
-from sandbox.host.image import check_image
-from sandbox.host.payload import AgentChoice
-from sandbox.runs.pipeline import RunOutcome
+from sandbox.runs import RunOutcome
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_args, closed_request
 from tests.support.fake_api import error, start_judge_server, verdict

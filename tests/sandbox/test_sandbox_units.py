@@ -17,12 +17,21 @@ from pathlib import Path
 import pytest
 
 from proxy_addon.addon.launcher import MASTER
-from proxy_addon.records.batchsummary import status_of
-from proxy_addon.records.layout import find_task_dirs, new_run_dir, run_dir_name, runs_of
-from proxy_addon.records.outcome import Category, Ending, Stopped, StopReason, classify
-from proxy_addon.records.runmeta import RunMeta
-from proxy_addon.tasks.model import load_task, parse_task
-from sandbox.agents.request_script import ScriptError, load_script
+from proxy_addon.records import (
+    Category,
+    Ending,
+    RunMeta,
+    Stopped,
+    StopReason,
+    classify,
+    find_task_dirs,
+    new_run_dir,
+    runs_of,
+    status_of,
+)
+from proxy_addon.records.layout import run_dir_name
+from proxy_addon.tasks import load_task, parse_task
+from sandbox.agents import ScriptError, load_script
 from sandbox.agents.scripted import expectation_met, send
 from sandbox.cli import main as cli_main
 from sandbox.container import firewall
@@ -31,11 +40,10 @@ from sandbox.container.contract import SandboxReport, Timings
 from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
 from sandbox.container.trust import agent_env
-from sandbox.host.docker_api import FileEntry, files_tar
+from sandbox.host import FileEntry, files_tar
 from sandbox.host.image import build_context
-from sandbox.runs.agentview import agent_view, instruction_text, needs_submit_page
-from sandbox.runs.batch import done_line
-from sandbox.runs.pipeline import RunOutcome
+from sandbox.runs import RunOutcome, agent_view, done_line
+from sandbox.runs.agentview import instruction_text, needs_submit_page
 from tests.support.upstream import start_upstream
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -705,18 +713,19 @@ def test_the_line_per_run_says_why_an_infra_failure_happened() -> None:
 
 
 def test_the_records_budget_used_up_by_the_agent_is_said_in_words(tmp_path: Path) -> None:
-    from proxy_addon.records.requestwriter import SUMMARY_FILE, RequestLogSummary
+    from proxy_addon.records import REQUESTS_SUMMARY_FILE
+    from proxy_addon.records.requestwriter import RequestLogSummary
     from sandbox.container.processes import capped_copy
     from sandbox.container.resources import records_filled
 
     log = tmp_path / "mitmdump.log"
     assert records_filled(tmp_path, log, 100) is None  # no proxy ran: nothing used up
     summary = RequestLogSummary(budget_bytes=1000, bytes_written=10)
-    (tmp_path / SUMMARY_FILE).write_text(summary.model_dump_json())
+    (tmp_path / REQUESTS_SUMMARY_FILE).write_text(summary.model_dump_json())
     log.write_bytes(b"x" * 100)
     assert records_filled(tmp_path, log, 100) is None
     summary.lines_shortened, summary.requests_not_logged = 7, 3
-    (tmp_path / SUMMARY_FILE).write_text(summary.model_dump_json())
+    (tmp_path / REQUESTS_SUMMARY_FILE).write_text(summary.model_dump_json())
     read_end, write_end = os.pipe()
     with log.open("wb") as out:
         copy = capped_copy(read_end, out, 100, "proxy")

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from sandbox.host.docker_api import FileEntry, files_tar
+from sandbox.host import FileEntry, files_tar
 
 HERE = Path(__file__).resolve().parent
 SITE_HOSTS = ("shop.clawbench.test", "www.shop.clawbench.test")

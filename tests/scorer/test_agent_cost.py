@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench.batches import our_run, task_json
-from proxy_addon.records.usage import AgentUsage, ModelUsage, UnmeteredReplies
+from proxy_addon.records import AgentUsage, ModelUsage
+from proxy_addon.records.usage import UnmeteredReplies
 from scorer.batch.agent_cost import model_cost, run_cost
 from scorer.cli import main as score
 from scorer.display import agent_usage_line

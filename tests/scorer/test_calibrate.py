@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibrate import read_result
 from scorer.calibration import cases_of, load_set
 from scorer.cli import main
-from scorer.judge.prompts import prompt_version
+from scorer.judge import prompt_version
 from tests.conftest import TEST_CASES
 from tests.scorer.conftest import models_yaml
 from tests.support.fake_api import FakeModelAPI, error, verdict

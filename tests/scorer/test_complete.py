@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.batches import our_run, task_json
-from proxy_addon.records.batchsummary import BatchSummary, write_summary
+from proxy_addon.records import BatchSummary, write_summary
 from scorer.cli import main
 from tests.scorer.conftest import FAKE_KEY, models_yaml
 from tests.scorer.test_judge_loopback import batch_of, judge_files, summary

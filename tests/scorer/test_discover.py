@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.batch.discovery import DiscoveryError, find_batches, sweep_temp_files
+from scorer.batch import DiscoveryError, find_batches
+from scorer.batch.discovery import sweep_temp_files
 
 
 def _run(path: Path) -> Path:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibrate import set_digest
 from scorer.calibration import cases_of, judge_input, load_set
 from scorer.cli import main
 from scorer.goldset import MARKERS, blind_export, blind_id
-from scorer.judge.prompts import user_message
+from scorer.judge import user_message
 from tests.conftest import TEST_CASES
 
 GOLD = TEST_CASES / "judge-calibration" / "v2"

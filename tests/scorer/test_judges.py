@@ -16,7 +16,7 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.batch.scored_run import decide_verdict
 from scorer.cli import main
 from scorer.scoring import ScoreOptions, score

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.judge.client import THINKING_TOKENS, call_params, retry_after
+from scorer.judge import call_params
+from scorer.judge.client import THINKING_TOKENS, retry_after
 from scorer.judge.providers import PROVIDERS, ChatCall, Provider, provider_for, register
 from scorer.models_yaml import ConfigError, JudgeConfig, default_judge, resolve_judge
 from scorer.preflight import PROMPT as PREFLIGHT_PROMPT

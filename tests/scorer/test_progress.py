@@ -12,10 +12,9 @@ from pathlib import Path
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.display import PlainProgress
-from scorer.judge.evidence import JudgeInput, request_view
-from scorer.judge.scheduler import JudgeJob, JudgeResult
+from scorer.judge import JudgeInput, JudgeJob, JudgeResult, request_view
 from scorer.judge.verdict import Reply as ParsedReply
 from tests.conftest import ROOT
 from tests.scorer.conftest import models_yaml

@@ -12,25 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from proxy_addon.tasks.model import ExtraInfo
-from scorer.judge import prompts
-from scorer.judge.evidence import (
-    BodyEncoding,
+from proxy_addon.tasks import ExtraInfo
+from scorer.judge import (
     JudgeInput,
     UserFile,
-    body_encoding,
+    prompt_version,
+    prompts,
     request_view,
     run_date,
     user_files,
-)
-from scorer.judge.prompts import (
-    SYSTEM,
-    context_text,
-    prompt_version,
-    render,
-    request_facts,
     user_message,
 )
+from scorer.judge.evidence import BodyEncoding, body_encoding
+from scorer.judge.prompts import SYSTEM, context_text, render, request_facts
 
 URL = "https://shop.example.com/api/cart?session_id=abc123&page=2"
 MP = "multipart/form-data; boundary=----WebKitFormBoundaryAGENT"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from bench.batches import our_run, task_json
-from proxy_addon.addon.launcher import start_proxy
+from proxy_addon.addon import start_proxy
 from scorer.cli import main
 from tests.scorer.conftest import models_yaml
 from tests.support.fake_api import Call, Reply, start_judge_server, verdict

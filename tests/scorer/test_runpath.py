@@ -9,7 +9,8 @@ import pytest
 
 from bench.batches import task_json, write_corpus
 from bench.reference_batches import reference_run
-from proxy_addon.records.runpath import PathIdentity, parse_run_dir
+from proxy_addon.records import parse_run_dir
+from proxy_addon.records.runpath import PathIdentity
 from scorer.batch.leaderboard import LEADERBOARD_COLUMNS
 from tests.scorer.conftest import models_yaml
 from tests.support.fake_api import Call, FakeModelAPI, Reply, verdict

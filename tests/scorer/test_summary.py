@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_addon.records.tokens import Tokens
-from proxy_addon.records.verdict import JudgeVerdict
-from scorer.batch.aggregate import SummaryOptions, summarize
+from proxy_addon.records import JudgeVerdict, Tokens
+from scorer.batch import SummaryOptions, summarize
 from scorer.batch.runplan import finish
 from scorer.batch.scored_run import RubricVerdict, ScoredRun, Stage1, result_category
 

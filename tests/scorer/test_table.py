@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.batches import our_run, task_json, write_corpus
-from proxy_addon.records.batchsummary import BatchSummary, now_iso, write_summary
+from proxy_addon.records import BatchSummary, now_iso, write_summary
 from scorer.cli import main as score
 from tests.scorer.conftest import models_yaml
 from tests.support.fake_api import start_judge_server, verdict

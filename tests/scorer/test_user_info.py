@@ -8,8 +8,8 @@ import calendar
 import json
 from pathlib import Path
 
-from proxy_addon.records.outcome import Stopped, StopReason
-from sandbox.runs.pipeline import RunJob, finish, load, prepare
+from proxy_addon.records import Stopped, StopReason
+from sandbox.runs import RunJob, finish, load, prepare
 from scorer.cli import main
 from tests.conftest import TEST_CASES
 from tests.scorer.conftest import models_yaml

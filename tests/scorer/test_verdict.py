@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from proxy_addon.records.verdict import JudgeVerdict, as_match, passes, read_verdict
-from scorer.judge.verdict import JudgeRecord, parse_reply
+from proxy_addon.records import JudgeVerdict, as_match, read_verdict
+from proxy_addon.records.verdict import passes
+from scorer.judge import JudgeRecord
+from scorer.judge.verdict import parse_reply
 
 Y, NO, CT = JudgeVerdict.MATCH, JudgeVerdict.NO_MATCH, JudgeVerdict.CANNOT_TELL
 

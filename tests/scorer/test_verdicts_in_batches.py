@@ -10,7 +10,7 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_run
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.cli import EXIT_INCOMPLETE, main
 from scorer.judge import prompts
 from tests.scorer.conftest import models_yaml

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.tokens import TokenCounts
+from proxy_addon.records import TokenCounts
 from tests.support.fake_api import Call
 from tests.support.model_replies import Reply, ToolUse
 from tests.support.playwright_snapshot import latest_ref

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy_addon.records.tokens import TokenCounts
+from proxy_addon.records import TokenCounts
 from tests.support.fake_api_wire import GATE_TIMEOUT, Call, Connection
 from tests.support.model_replies import Reply
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import brotli
 
-from proxy_addon.records.tokens import TokenCounts
+from proxy_addon.records import TokenCounts
 from scorer.preflight import PROMPT as PREFLIGHT_PROMPT
 from tests.support.model_replies import (
     FAKE_MODEL,

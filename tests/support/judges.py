@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibration import CalibrationCase, CalibrationTaskInfo, judge_input
 from tests.support.fake_api import Call, Reply
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from proxy_addon.records.tokens import TokenCounts
+from proxy_addon.records import TokenCounts
 
 FAKE_MODEL = "fake-model-1"
 """The model a reply names when neither it nor the request names one."""

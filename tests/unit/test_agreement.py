@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 import scorer.agreement as agreement_module
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.agreement import (
     Agreement,
     Disagreement,

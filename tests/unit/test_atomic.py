@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.records.atomic import dump_json, write_bytes_atomic, write_json_atomic
-from proxy_addon.records.interception import InterceptedRequest, Interception
+from proxy_addon.records import (
+    InterceptedRequest,
+    Interception,
+    dump_json,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 
 
 def _record(count: int, pad: int) -> Interception:

@@ -12,7 +12,8 @@ from typing import Any
 import brotli
 import pytest
 
-from proxy_addon.matching.bodies import MAX_JSON_DEPTH, RAW_TEXT_CAP, parse_body, parse_query
+from proxy_addon.matching import RAW_TEXT_CAP, parse_body, parse_query
+from proxy_addon.matching.bodies import MAX_JSON_DEPTH
 
 try:
     from compression import zstd  # type: ignore[import-not-found]

@@ -12,10 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from proxy_addon.matching.bodies import parse_query
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.records.verdict import JudgeVerdict
-from proxy_addon.tasks.model import load_task
+from proxy_addon.matching import HttpRequest, Matcher, parse_query
+from proxy_addon.records import JudgeVerdict
+from proxy_addon.tasks import load_task
 from scorer.calibration import (
     KINDS_V1,
     KINDS_V2,

@@ -6,7 +6,7 @@ from math import sqrt
 
 import pytest
 
-from proxy_addon.records.verdict import JudgeVerdict
+from proxy_addon.records import JudgeVerdict
 from scorer.calibration import CalibrationCase, cases_of, load_set
 from scorer.calibration_stats import (
     DEFAULT_GATES,

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
-from proxy_addon.matching.urls import canonical_url
+from proxy_addon.matching import HttpRequest, Matcher, MatchResult, canonical_url, parse_body
+from proxy_addon.tasks import Task, load_task
 from proxy_addon.tasks.cli import main
-from proxy_addon.tasks.model import METHODS, Task, load_task
+from proxy_addon.tasks.model import METHODS
 
 CORPUS = Path(__file__).resolve().parents[2] / "test-cases" / "clawbench-demo"
 DOC: dict[str, Any] = json.loads((CORPUS / "requests.json").read_text())["tasks"]

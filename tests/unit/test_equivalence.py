@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from proxy_addon.matching import HttpRequest, Matcher
 from proxy_addon.matching.equivalence import decoded_separators
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.tasks import EvalSchema
 
 URL = "https://shop.test/api/cart"
 

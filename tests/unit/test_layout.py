@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from proxy_addon.records.layout import find_task_dirs
+from proxy_addon.records import find_task_dirs
 from proxy_addon.tasks.validation import find_task_files
-from scorer.batch.corpus import load_corpus
+from scorer.batch import load_corpus
 
 TASK = {
     "instruction": "Subscribe to the newsletter",

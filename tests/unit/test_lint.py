@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from proxy_addon.tasks import parse_task
 from proxy_addon.tasks.cli import main
 from proxy_addon.tasks.lint import RULES, lint_file, lint_task
-from proxy_addon.tasks.model import PLACEHOLDER, parse_task
+from proxy_addon.tasks.model import PLACEHOLDER
 from proxy_addon.tasks.patterns import example_url, top_level_branches, wildcards
 
 TASK = Path("corpus/t/task.json")

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher, filter_mismatch
-from proxy_addon.tasks.model import PLACEHOLDER, EvalSchema
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.matching.matcher import filter_mismatch
+from proxy_addon.tasks import EvalSchema
+from proxy_addon.tasks.model import PLACEHOLDER
 
 GRAPHQL = "https://psl.petfinder.com/graphql"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from proxy_addon.addon.modelhosts import is_model_host, parse_model_hosts, request_host
-from proxy_addon.records.interception import RecordError
-from proxy_addon.records.usage import (
+from proxy_addon.records import (
     AgentUsage,
     ModelCallLine,
     ModelUsage,
+    RecordError,
     TokenCounts,
     add_call,
     read_usage,

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from werkzeug.formparser import parse_form_data
 
-from proxy_addon.matching.bodies import multipart_readings, parse_body
+from proxy_addon.matching import parse_body
+from proxy_addon.matching.bodies import multipart_readings
 
 BOUNDARY = "clawbench-part-names"
 

@@ -13,17 +13,21 @@ from hypothesis import strategies as st
 
 from proxy_addon.addon.names import Name, candidate_urls, url_host
 from proxy_addon.addon.requestlog import see_request
-from proxy_addon.matching.bodies import ParsedBody, parse_body, parse_query
-from proxy_addon.matching.matcher import HttpRequest, Matcher, MatchResult
-from proxy_addon.matching.redact import (
-    REDACTED,
-    is_secret_key,
+from proxy_addon.matching import (
+    HttpRequest,
+    Matcher,
+    MatchResult,
+    ParsedBody,
+    canonical_url,
+    parse_body,
+    parse_query,
     redact_fields,
     redact_headers,
     redact_url,
 )
-from proxy_addon.matching.urls import build_url, canonical_url, request_url, server_equivalent
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.matching.redact import REDACTED, is_secret_key
+from proxy_addon.matching.urls import build_url, request_url, server_equivalent
+from proxy_addon.tasks import EvalSchema
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

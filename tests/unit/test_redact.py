@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.matching.redact import (
-    REDACTED,
-    is_secret_key,
-    redact_command,
-    redact_fields,
-    redact_headers,
-    redact_url,
-)
+from proxy_addon.matching import redact_command, redact_fields, redact_headers, redact_url
+from proxy_addon.matching.redact import REDACTED, is_secret_key
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,9 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.matching.urls import canonical_url
-from proxy_addon.tasks.model import METHODS, PLACEHOLDER, Task, load_task
+from proxy_addon.matching import HttpRequest, Matcher, canonical_url, parse_body
+from proxy_addon.tasks import Task, load_task
+from proxy_addon.tasks.model import METHODS, PLACEHOLDER
 from proxy_addon.tasks.patterns import example_url
 
 JSON = "application/json"

@@ -20,9 +20,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.matching import HttpRequest, Matcher, parse_body
+from proxy_addon.tasks import EvalSchema
 
 # --- oracle: transcribed from the reference (see the module docstring) --------------------------
 

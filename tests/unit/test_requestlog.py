@@ -15,19 +15,15 @@ from proxy_addon.addon.requestlog import (
     printable,
     see_request,
 )
-from proxy_addon.matching.bodies import parse_body
-from proxy_addon.matching.matcher import MatchResult
-from proxy_addon.records.jsonfile import RecordError
-from proxy_addon.records.requestlog import (
+from proxy_addon.matching import MatchResult, parse_body
+from proxy_addon.records import (
     REQUESTS_FILE,
     ModelCallLine,
-    RequestLog,
+    RecordError,
     RequestLogEntry,
-    dump_line,
-    parse_line,
-    read_request_log,
+    RequestLogWriter,
 )
-from proxy_addon.records.requestwriter import RequestLogWriter
+from proxy_addon.records.requestlog import RequestLog, dump_line, parse_line, read_request_log
 
 
 def _strict_loads(raw: bytes | str) -> Any:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy_addon.records.requestlog import (
+from proxy_addon.records import (
     REQUESTS_FILE,
-    RequestLog,
+    REQUESTS_SUMMARY_FILE,
     RequestLogEntry,
+    RequestLogWriter,
     ResponseLine,
-    ShortLine,
-    Verdict,
-    read_request_log,
+    read_requests_summary,
 )
-from proxy_addon.records.requestwriter import SUMMARY_FILE, RequestLogWriter, read_summary
+from proxy_addon.records.requestlog import RequestLog, ShortLine, Verdict, read_request_log
 
 BUDGET = 8000
 
@@ -57,7 +56,7 @@ def test_the_log_never_outgrows_its_budget_and_says_what_it_left_out(tmp_path: P
         "verdict": Verdict.PASSED,
         "request_size": 300,
     }
-    summary = read_summary(tmp_path / SUMMARY_FILE)
+    summary = read_requests_summary(tmp_path / REQUESTS_SUMMARY_FILE)
     assert summary is not None and summary.budget_reached
     assert summary.bytes_written == path.stat().st_size
     assert summary.lines_shortened == 200 - len(full)
@@ -80,7 +79,7 @@ def test_a_reopened_log_goes_on_counting_within_the_same_budget(tmp_path: Path) 
         again.append(_entry(n))
     again.close()
     assert before < (tmp_path / REQUESTS_FILE).stat().st_size <= BUDGET
-    summary = read_summary(tmp_path / SUMMARY_FILE)
+    summary = read_requests_summary(tmp_path / REQUESTS_SUMMARY_FILE)
     assert summary is not None and summary.requests_not_logged > 0
     log = RequestLog(tmp_path / REQUESTS_FILE)
     assert len(list(log)) + summary.requests_not_logged == 100 and log.unread == 0
@@ -92,13 +91,13 @@ def test_a_log_under_its_budget_is_all_full_lines(tmp_path: Path) -> None:
     writer.append(_entry(1))
     writer.close()
     assert read_request_log(tmp_path / REQUESTS_FILE) == [_entry(1)]
-    summary = read_summary(tmp_path / SUMMARY_FILE)
+    summary = read_requests_summary(tmp_path / REQUESTS_SUMMARY_FILE)
     assert summary is not None and not summary.budget_reached
 
 
 def test_traffic_har_has_an_entry_for_every_logged_request_short_ones_too(tmp_path: Path) -> None:
+    from proxy_addon.records import build_har
     from proxy_addon.records.harentry import SHORT_NOTE
-    from proxy_addon.records.traffic import build_har
 
     data = tmp_path / "run" / "data"
     data.mkdir(parents=True)

@@ -10,11 +10,12 @@ import pytest
 
 from bench.batches import task_json
 from bench.reference_batches import reference_meta, reference_run
-from proxy_addon.records.jsonfile import RecordError
-from proxy_addon.records.outcome import Category, StopReason
-from proxy_addon.records.runmeta import (
+from proxy_addon.records import (
     RUN_META,
+    Category,
+    RecordError,
     RunMeta,
+    StopReason,
     merged_run_meta,
     read_run_meta_raw,
     write_run_meta,

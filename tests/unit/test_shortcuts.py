@@ -13,16 +13,15 @@ from hypothesis import strategies as st
 
 from proxy_addon.addon.caps import cap_headers
 from proxy_addon.addon.requestlog import printable, see_request
+from proxy_addon.matching import Matcher, redact_headers
 from proxy_addon.matching.equivalence import decoded_separators
-from proxy_addon.matching.matcher import Matcher
-from proxy_addon.matching.redact import redact_headers
 from proxy_addon.matching.urls import (
     path_span,
     reads_otherwise,
     remove_dot_segments,
     server_equivalent,
 )
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.tasks import EvalSchema
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

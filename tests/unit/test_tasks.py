@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from proxy_addon.tasks.model import PLACEHOLDER, Task, TaskError, load_task, parse_task
+from proxy_addon.tasks import Task, TaskError, load_task, parse_task
+from proxy_addon.tasks.model import PLACEHOLDER
 from tests.support.json_errors import json_error
 
 COMMON_INFO = {
@@ -202,9 +203,8 @@ def test_every_reader_of_task_json_refuses_nan(tmp_path: Path) -> None:
     batch, a run's preparation, the scorer's --tasks and a run directory's copy alike (the
     scorer's two readers once read it as a float)."""
     from sandbox.corpus_check import check_corpus
-    from sandbox.runs.pipeline import RunJob, load, prepare
-    from scorer.batch.corpus import CorpusError, load_corpus
-    from scorer.batch.rundir import load_run
+    from sandbox.runs import RunJob, load, prepare
+    from scorer.batch import CorpusError, load_corpus, load_run
 
     task_dir = tmp_path / "corpus" / "nan-task"
     task_dir.mkdir(parents=True)

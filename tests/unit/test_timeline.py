@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import proxy_addon.records.traffic as traffic
+from proxy_addon.records import build_har, write_traffic_har
 from proxy_addon.records.har import read_har
-from proxy_addon.records.traffic import build_har, write_traffic_har
 from scorer.html_report.timeline import (
     EVENT_CAP,
     TAIL,
@@ -51,7 +51,8 @@ def test_consecutive_plain_requests_collapse_into_one_event_per_stretch() -> Non
 
 
 def test_a_long_run_keeps_its_start_its_end_and_its_block() -> None:
-    from proxy_addon.records.har import Har, HarLog
+    from proxy_addon.records import Har
+    from proxy_addon.records.har import HarLog
     from scorer.html_report.timeline import assemble
 
     steps = [ev(EventKind.STEP, float(i), f"s{i}") for i in range(EVENT_CAP * 2)]

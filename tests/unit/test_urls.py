@@ -6,16 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy_addon.matching.matcher import HttpRequest, Matcher
-from proxy_addon.matching.urls import (
+from proxy_addon.matching import (
+    HttpRequest,
+    Matcher,
     canonical_host,
     canonical_url,
-    remove_dot_segments,
-    request_url,
-    server_equivalent,
     split_authority,
 )
-from proxy_addon.tasks.model import EvalSchema
+from proxy_addon.matching.urls import remove_dot_segments, request_url, server_equivalent
+from proxy_addon.tasks import EvalSchema
 
 
 @pytest.mark.parametrize(

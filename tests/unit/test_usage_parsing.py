@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from proxy_addon.addon.usage import UsageReader, UsageTee
-from proxy_addon.records.tokens import TokenCounts, tokens_from_usage
+from proxy_addon.records import TokenCounts, tokens_from_usage
 
 CHAT_BODY = b"""{
   "id": "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
