@@ -273,7 +273,9 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
     assert min(judged) > started
     assert "dashboard: " in proc.stderr and " left; " in proc.stderr
 
-    # The key: nowhere in Ray's files (logs, session, spilled objects) nor in any run file.
+    # The key: nowhere in Ray's files (logs, session, spilled objects) nor in any run file, nor
+    # in what the driver printed.
+    assert key not in proc.stdout + proc.stderr
     for path in ray_cluster.files() + [p for p in remote.rglob("*") if p.is_file()]:
         assert key.encode() not in path.read_bytes(), path
     assert _batch_containers(docker_client, remote) == []
