@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from proxy_addon.records import Category
 from scorer.batch import NOT_JUDGED
 from scorer.html_report.details import run_outcome, swatch
 from scorer.html_report.load import EntryView, Report, row_entry
@@ -76,7 +77,7 @@ def _task_passes(entries: Sequence[EntryView], found: Sequence[Cell | None]) -> 
     judged = [c for e, c in zip(entries, found, strict=True) if e.judged and c is not None]
     if not judged:
         return el("td", "—", class_="count num", title=NOT_JUDGED, data_passed=NOT_JUDGED)
-    passes = sum(1 for key, _ in judged if key == "passed")
+    passes = sum(1 for key, _ in judged if key == Category.PASSED)
     left_out = sum(c is not None for c in found) - len(judged)
     title = f"over the judged entries' runs ({left_out} not judged)" if left_out else None
     return el("td", f"{passes}/{len(judged)}", class_="count num", title=title, data_passed=passes)
@@ -109,7 +110,7 @@ def matrix(report: Report, entries: Sequence[EntryView]) -> Markup:
     passed, intercepted = [], []
     for e in entries:
         counts = Counter(key for key, _ in grid.get(e.key, {}).values())
-        shown = counts["passed"] if e.judged else NOT_JUDGED
+        shown = counts[Category.PASSED] if e.judged else NOT_JUDGED
         passed.append(el("th", shown, title="runs passed", class_="num", data_passed=shown))
         n = sum(counts[k] for k in INTERCEPTED)
         intercepted.append(el("th", n, title="runs intercepted", class_="num", data_intercepted=n))

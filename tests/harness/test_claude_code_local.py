@@ -57,8 +57,8 @@ COMMIT_PATH = "/products/trailhead-30l/reviews"
 def prefix() -> Path:
     """The npm prefix with Claude Code and Playwright MCP."""
     path = Path(os.environ.get("CLAWBENCH_CLAUDE_CODE_PREFIX") or ROOT / ".venv" / "claude-code")
-    if not (path / "node_modules" / ".bin" / "claude").exists():
-        pytest.skip(f"no Claude Code under {path}: run scripts/install-claude-code.sh [PREFIX]")
+    installed = (path / "node_modules" / ".bin" / "claude").exists()
+    require(installed, f"Claude Code under {path} (scripts/install-claude-code.sh [PREFIX])")
     require(shutil.which("node") is not None, "node (Playwright MCP runs on it)")
     return path
 

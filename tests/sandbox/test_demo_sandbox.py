@@ -128,20 +128,39 @@ def test_without_the_image_the_sandbox_demo_names_the_build_command(
 
 
 def test_an_image_built_from_other_code_is_refused_before_the_demo_starts(
-    docker_client, stale_images, tmp_path
+    docker_client, sandbox_image, stale_images, tmp_path
 ) -> None:
-    """Its container would fail reading our config.json: one error naming the rebuild."""
-    unlabelled = stale_images[1]
-    proc = _demo(tmp_path, "--image", unlabelled, "--no-judge")
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    err = proc.stderr.strip()
-    assert err.startswith(
-        f"clawbench-demo: image {unlabelled} was built from other clawbench code (no "
-        f"io.clawbench.contract label, this code's is {contract_id()!r}): build it with "
-        f"`clawbench-sandbox build --chromium --harness browser-use --tag {unlabelled}`"
-    ), err
-    assert "\n" not in err and not (tmp_path / "out").exists()
-    assert docker_client.containers.list(all=True, filters={"ancestor": unlabelled}) == []
+    """Its container would fail reading our config.json: one error naming the rebuild, for the
+    image itself and for a browser-use layer built on an older one (its runs are not skipped:
+    the demo would be incomplete for a reason the build fixes)."""
+    other, unlabelled = stale_images
+    base = other.removesuffix("-browser-use")
+    docker_client.images.get(sandbox_image).tag(base)  # the layer's base: this code's image
+    try:
+        for image, agent, has in (
+            (unlabelled, [], "no io.clawbench.contract label"),
+            (
+                base,
+                ["--agent", "browser-use"],
+                "its io.clawbench.contract label is '0123456789abcdef'",
+            ),
+        ):
+            out = tmp_path / image.rpartition(":")[2]
+            out.mkdir()
+            proc = _demo(out, "--image", image, *agent, "--no-judge")
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            err = proc.stderr.strip()
+            named = other if agent else image
+            assert err.startswith(
+                f"clawbench-demo: image {named} was built from other clawbench code ({has}, this "
+                f"code's is {contract_id()!r}): build it with `clawbench-sandbox build --chromium "
+                f"--harness browser-use --tag {image}`"
+            ), err
+            assert "\n" not in err and not (out / "out").exists()
+    finally:
+        docker_client.images.remove(base)  # the tag only: the image keeps its own
+    for image in stale_images:
+        assert docker_client.containers.list(all=True, filters={"ancestor": image}) == []
 
 
 def test_ctrl_c_stops_the_sandbox_demo_and_removes_its_containers_and_network(

@@ -273,10 +273,34 @@ def test_a_batch_on_two_nodes_is_the_batch_a_local_run_writes(
     assert min(judged) > started
     assert "dashboard: " in proc.stderr and " left; " in proc.stderr
 
-    # The key: nowhere in Ray's files (logs, session, spilled objects) nor in any run file.
+    # The key: nowhere in Ray's files (logs, session, spilled objects) nor in any run file, nor
+    # in what the driver printed.
+    assert key not in proc.stdout + proc.stderr
     for path in ray_cluster.files() + [p for p in remote.rglob("*") if p.is_file()]:
         assert key.encode() not in path.read_bytes(), path
     assert _batch_containers(docker_client, remote) == []
+
+
+def test_concurrency_caps_the_runs_in_flight_across_the_cluster(
+    ray_cluster, sandbox_image, internet, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("CB_KEY", "k")
+    corpus = _corpus(tmp_path / "corpus", {"a-order": "direct-order", "b-order": "direct-order"})
+    out = tmp_path / "out"
+    args = [*_args(internet, sandbox_image, out), "--concurrency", "1"]
+    proc = subprocess.run(
+        _driver(ray_cluster, corpus, args),
+        env=ray_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (batch,) = out.glob("batch-*")
+    timings = [read_run_meta(run / "run-meta.json").sandbox for (run,) in _runs(batch).values()]
+    # two nodes free, one run at a time: the second container starts after the first agent ended
+    first, second = sorted((b.timings for b in timings if b), key=lambda t: t["container_started"])
+    assert second["container_started"] > first["agent_ended"], timings
 
 
 def test_a_node_lost_mid_run_is_recorded_and_its_run_rerun_on_another(
