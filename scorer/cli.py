@@ -33,7 +33,7 @@ from scorer.completeness import (
 )
 from scorer.display import PlainProgress, ProgressReporter, print_result
 from scorer.judge import DUMP_LIMIT, RUBRIC_CHOICES
-from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing
+from scorer.models_yaml import DEFAULT_JUDGE, JudgeKeyMissing, add_models_yaml_option
 from scorer.scoring import SCORING_ERRORS, ScoreOptions, ScoreResult, score
 
 COMMANDS = {
@@ -61,12 +61,7 @@ EXIT_CODES = f"""exit codes:
 
 def _judge_arguments(p: argparse.ArgumentParser) -> None:
     """Which judges, how they decide, how they are called."""
-    p.add_argument(
-        "--models-yaml",
-        type=Path,
-        metavar="FILE",
-        help=f"models.yaml (the reference's format; default: none, only {DEFAULT_JUDGE} built in)",
-    )
+    add_models_yaml_option(p)
     p.add_argument(
         "--judge-model",
         action="append",

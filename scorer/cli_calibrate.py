@@ -28,7 +28,7 @@ from scorer.calibration import CalibrationError
 from scorer.calibration_report import render
 from scorer.calibration_stats import DEFAULT_GATES, DEFAULT_PASS_RATES
 from scorer.judge import DUMP_LIMIT, CallSettings, JudgeFatal
-from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, resolve_judge
+from scorer.models_yaml import DEFAULT_JUDGE, ConfigError, add_models_yaml_option, resolve_judge
 from scorer.preflight import PreflightFailed, check_judges
 
 EXIT_FAILED = 1
@@ -77,12 +77,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"the judge's entry name (default {DEFAULT_JUDGE}, built in: DEEPSEEK_API_KEY)",
     )
-    p.add_argument(
-        "--models-yaml",
-        type=Path,
-        metavar="FILE",
-        help=f"models.yaml (the reference's format; default: none, only {DEFAULT_JUDGE} built in)",
-    )
+    add_models_yaml_option(p)
     p.add_argument(
         "--no-preflight",
         action="store_true",

@@ -9,6 +9,7 @@ model's token usage in the scorer's summaries; read_prices reads it without the 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -29,6 +30,16 @@ API_TYPES = api_types()
 """Every api_type a judge entry may name (the OpenAI ones and the providers')."""
 PRICE_EXAMPLE = "price_per_million_tokens: {input: 1.25, output: 10, cached_input: 0.125}"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def add_models_yaml_option(p: argparse.ArgumentParser) -> None:
+    """The scorer's --models-yaml option (clawbench-score and its calibrate command)."""
+    p.add_argument(
+        "--models-yaml",
+        type=Path,
+        metavar="FILE",
+        help=f"models.yaml (the reference's format; default: none, only {DEFAULT_JUDGE} built in)",
+    )
 
 
 class ConfigError(ValueError):
