@@ -1,12 +1,12 @@
 """A broken model endpoint is an infra failure of its own kind, decided from the proxy's record.
 
 Both real harnesses run in the sandbox on the tests' closed network against the scripted model
-servers answering 401, 404, 429 forever or 502 on every call, or a port nothing listens on:
-Claude Code through every mode (its retries shortened the way it allows, CLAUDE_CODE_MAX_RETRIES),
-browser-use through the modes its own retries act on (429, 502). Every run ends
-model_api_failure with the reason, the harness's own word beside it, exit 2. A batch against a
-502 endpoint stops after --stop-after such runs and exits 3; --resume against a fixed endpoint
-completes it, and the final scores keep no trace of the failed attempts but the re-run count.
+servers answering 401, 404, 429 forever or 502 on every call, or a port nothing listens on,
+each harness through every mode (Claude Code's retries shortened the way it allows,
+CLAUDE_CODE_MAX_RETRIES). Every run ends model_api_failure with the reason, the harness's own
+word beside it, exit 2. A batch against a 502 endpoint stops after --stop-after such runs and
+exits 3; --resume against a fixed endpoint completes it, and the final scores keep no trace of
+the failed attempts but the re-run count.
 """
 
 from __future__ import annotations
@@ -90,8 +90,11 @@ MODES = {
     ("claude-code", "429"): "HTTP 429 (rate_limit_error)",
     ("claude-code", "502"): "HTTP 502 (api_error)",
     ("claude-code", "closed port"): "last: connection from http://m401-cc.clawbench.test:8001",
+    ("browser-use", "401"): "HTTP 401 (invalid_api_key)",
+    ("browser-use", "404"): "HTTP 404 (model_not_found)",
     ("browser-use", "429"): "HTTP 429 (rate_limit_exceeded)",
     ("browser-use", "502"): "HTTP 502 (server_error)",
+    ("browser-use", "closed port"): "last: connection from http://m401-bu.clawbench.test:8001",
 }
 
 
@@ -104,7 +107,7 @@ def test_every_way_the_model_api_fails_is_a_model_api_failure(
         tag = "cc" if harness == "claude-code" else "bu"
         name = f"{tag}-{mode.replace(' ', '-')}"
         if mode == "closed port":  # the 401 server's name, on a port nothing listens on
-            entries.append(_entry(name, harness, "m401-cc.clawbench.test", 8001))
+            entries.append(_entry(name, harness, f"m401-{tag}.clawbench.test", 8001))
             continue
         servers(harness, f"m{mode}-{tag}.clawbench.test", "--fail", mode)
         entries.append(_entry(name, harness, f"m{mode}-{tag}.clawbench.test"))
