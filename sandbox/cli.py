@@ -25,7 +25,7 @@ from proxy_addon.cli_options import UsageError
 from proxy_addon.records import find_task_dirs
 from sandbox.corpus_check import CorpusCheck, check_corpus
 from sandbox.harnesses import get_harness, harness_image
-from sandbox.host import BuildError, build_harness_image, build_image, run_task
+from sandbox.host import BuildError, build_harness_image, build_image, host_ca_bundle, run_task
 from sandbox.host import docker_api as engine
 from sandbox.interrupt import sigterm_as_interrupt
 from sandbox.options import parser
@@ -45,11 +45,15 @@ def _build(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    ca_bundle = args.ca_bundle
+    if ca_bundle is None and (host := host_ca_bundle()) is not None:
+        variable, ca_bundle = host
+        progress(f"the build's downloads trust {ca_bundle} (${variable}; or give --ca-bundle)")
     image_id = build_image(
         client,
         tag=args.tag,
         base_image=args.base_image,
-        ca_bundle=args.ca_bundle,
+        ca_bundle=ca_bundle,
         chromium=args.chromium or any(get_harness(h).chromium for h in args.harness),
         extra_packages=args.extra_packages,
         progress=progress,
@@ -62,7 +66,7 @@ def _build(args: argparse.Namespace) -> int:
             get_harness(name),
             base=args.tag,
             tag=tag,
-            ca_bundle=args.ca_bundle,
+            ca_bundle=ca_bundle,
             progress=progress,
         )
         print(f"{tag} {layer}")

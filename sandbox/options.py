@@ -253,7 +253,8 @@ def _build_parser(sub: Any) -> None:
         "--ca-bundle",
         type=Path,
         metavar="PEM",
-        help="CA bundle for the build's own downloads, pip and apt (not kept in the image)",
+        help="CA bundle for the build's own downloads, pip and apt, never kept in the image "
+        "(default: the file $PIP_CERT, $SSL_CERT_FILE or $REQUESTS_CA_BUNDLE names, if any)",
     )
     b.add_argument(
         "--tag", default=default_image(), metavar="IMAGE", help="the tag (default: %(default)s)"

@@ -18,6 +18,7 @@ from sandbox.host.image import (
     build_harness_image,
     build_image,
     check_image,
+    host_ca_bundle,
 )
 from sandbox.host.incomplete import ApiStreak
 from sandbox.host.limits import Limits, parse_size
@@ -46,6 +47,7 @@ __all__ = [
     "cut_note",
     "docker_api",
     "files_tar",
+    "host_ca_bundle",
     "parse_size",
     "run_batch",
     "run_task",

@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import os
+import re
 import tarfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +39,11 @@ HARNESS_LABEL = "io.clawbench.harness"
 """On a harness layer: the harness it holds (build_harness_image sets it)."""
 HARNESS_VERSION_LABEL = "io.clawbench.harness.version"
 """On a harness layer: its pinned packages when it was built (run-meta's harness_version)."""
+HOST_CA_VARIABLES = ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+"""Where this machine tells its own pip and Python which CAs to trust, in that order."""
+TLS_FAILED = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "Certificate verification")
+"""What pip, Python and apt print when a download's certificate is not trusted."""
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class StaleImage(EngineError):
@@ -74,6 +81,32 @@ def constraints() -> str:
         if name and name.lower().replace("_", "-") != OWN_DISTRIBUTION:
             pins.add(f"{name}=={dist.version}")
     return "\n".join(sorted(pins, key=str.lower)) + "\n"
+
+
+def host_ca_bundle(environ: Mapping[str, str] = os.environ) -> tuple[str, Path] | None:
+    """The build's default --ca-bundle: the file the first of HOST_CA_VARIABLES names, so a
+    build behind a TLS-inspecting proxy trusts what this machine's own downloads trust."""
+    for variable in HOST_CA_VARIABLES:
+        value = environ.get(variable)
+        if value and Path(value).is_file():
+            return variable, Path(value)
+    return None
+
+
+def build_failure(error: str, output: Sequence[str]) -> str:
+    """The one line a failed build ends with: the builder's error, its last output and, when
+    its downloads failed TLS verification (a TLS-inspecting proxy), the option that fixes it."""
+    lines = [
+        ANSI_COLOUR.sub("", line).strip() for text in output[-12:] for line in text.splitlines()
+    ]
+    detail = " | ".join(line for line in lines[-12:] if line)
+    said = f"{' '.join(error.split())} (last output: {detail})"
+    if any(marker in line for line in output for marker in TLS_FAILED):
+        said += (
+            "; the build's downloads failed TLS verification: give --ca-bundle FILE, a PEM "
+            "bundle with the CA of this network's TLS-inspecting proxy"
+        )
+    return said
 
 
 def _ca_bundle(ca_bundle: Path | None) -> bytes:
@@ -165,7 +198,7 @@ def _build(
     progress: Callable[[str], None] | None,
 ) -> str:
     """Send a gzipped context to the daemon's classic builder; the built image's id."""
-    tail: list[str] = []
+    output: list[str] = []
     image_id = None
     stream = client.api.build(
         fileobj=io.BytesIO(context),
@@ -180,11 +213,10 @@ def _build(
     )
     for chunk in stream:
         if "error" in chunk:
-            detail = " | ".join(line.strip() for line in tail[-12:] if line.strip())
-            raise BuildError(f"{chunk['error'].strip()} (last output: {detail})")
+            raise BuildError(build_failure(chunk["error"], output))
         text = chunk.get("stream", "")
         if text:
-            tail.append(text)
+            output.append(text)
             if progress and text.startswith("Step "):
                 progress(text.strip())
         aux = chunk.get("aux") or {}

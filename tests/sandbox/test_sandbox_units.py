@@ -41,7 +41,7 @@ from sandbox.container.proxy import mitmdump_argv
 from sandbox.container.submit import SubmitHandler
 from sandbox.container.trust import agent_env
 from sandbox.host import FileEntry, files_tar
-from sandbox.host.image import build_context
+from sandbox.host.image import build_context, build_failure, host_ca_bundle
 from sandbox.runs import RunOutcome, agent_view, done_line
 from sandbox.runs.agentview import instruction_text, needs_submit_page
 from tests.support.upstream import start_upstream
@@ -455,6 +455,41 @@ def test_build_context_is_small_reproducible_and_keeps_the_bundle_out_of_src(tmp
     not_pem.write_text("hello")
     with pytest.raises(Exception, match="no PEM certificate"):
         build_context(ca_bundle=not_pem)
+
+
+def test_the_build_trusts_the_bundle_this_machine_names_and_says_the_fix_for_tls(tmp_path) -> None:
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    missing = str(tmp_path / "gone.pem")
+    assert host_ca_bundle({}) is None
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "PIP_CERT": ""}) is None
+    assert host_ca_bundle({"SSL_CERT_FILE": missing, "REQUESTS_CA_BUNDLE": str(bundle)}) == (
+        "REQUESTS_CA_BUNDLE",
+        bundle,
+    )
+    assert host_ca_bundle({"PIP_CERT": str(bundle), "SSL_CERT_FILE": "/etc/hostname"}) == (
+        "PIP_CERT",
+        bundle,
+    )
+    # what pip and apt print behind a proxy whose CA the build lacks, then the builder's error
+    pip = (
+        "\x1b[91mWARNING: Retrying (Retry(total=0)) after connection broken by 'SSLError("
+        "SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+        "self-signed certificate in certificate chain (_ssl.c:1029)'))': /simple/mitmproxy/\n"
+    )
+    apt = (
+        "Err:1 https://deb.example trixie InRelease\n"
+        "  Certificate verification failed: The certificate is NOT trusted.\n"
+    )
+    resolution = "ERROR: Cannot install mitmproxy<13 and >=12 because these package versions\n"
+    error = "The command '/bin/sh -c set -eu;\n pip install' returned a non-zero code: 1"
+    for output in ([pip, resolution], [apt, "E: Unable to locate package nodejs\n"]):
+        said = build_failure(error, output)
+        assert said.startswith("The command '/bin/sh -c set -eu; pip install' returned")
+        assert output[-1].strip() in said and "\n" not in said and "\x1b" not in said
+        assert said.endswith("give --ca-bundle FILE, a PEM bundle with the CA of this network's "
+                             "TLS-inspecting proxy")  # fmt: skip
+    assert "--ca-bundle" not in build_failure(error, ["E: Unable to locate package nodejs\n"])
 
 
 def test_files_tar_keeps_modes_and_owners() -> None:
