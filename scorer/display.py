@@ -157,8 +157,8 @@ def agent_usage_line(usage: dict[str, Any] | None) -> str | None:
         line += f", cost ${usage['cost_usd']:.4f}"
     elif usage.get("runs_unpriced"):
         line += (
-            f", cost unknown: {usage['runs_unpriced']} runs' models have no "
-            "price_per_million_tokens in --models-yaml"
+            f", cost unknown: {usage['runs_unpriced']} runs' models have no price "
+            "(price_per_million_tokens in their models.yaml entry)"
         )
     notes = []
     if usage.get("runs_without_usage"):
