@@ -166,10 +166,15 @@ def test_a_missing_wrong_or_stale_image_is_one_error_before_anything_starts(
 
 
 def test_a_base_image_that_cannot_be_pulled_is_one_line_naming_base_image(
-    docker_client, capsys
+    docker_client, capsys, monkeypatch, tmp_path
 ) -> None:
     """Not here, and its registry (loopback port 9) refuses: the build says to name a local
-    base, not the daemon's raw pull error; nothing is tagged."""
+    base, not the daemon's raw pull error; nothing is tagged. Without --ca-bundle it says which
+    bundle of this machine's its downloads trust ($SSL_CERT_FILE's, PIP_CERT being unset)."""
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    monkeypatch.delenv("PIP_CERT", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
     token = secrets.token_hex(3)
     base, tag = f"127.0.0.1:9/clawbench-no-such-base:{token}", f"clawbench-sandbox:never-{token}"
     code = sandbox_main(["build", "--base-image", base, "--tag", tag])
@@ -178,7 +183,11 @@ def test_a_base_image_that_cannot_be_pulled_is_one_line_naming_base_image(
         f"\nclawbench-sandbox: base image {base} is not on this machine and cannot be pulled: "
         "give --base-image IMAGE, an image already here (see `docker images`)\n"
     ), err
-    assert err.splitlines()[0] == f"pulling the base image {base}" and len(err.splitlines()) == 2
+    assert err.splitlines()[:2] == [
+        f"the build's downloads trust {bundle} ($SSL_CERT_FILE; or give --ca-bundle)",
+        f"pulling the base image {base}",
+    ]
+    assert len(err.splitlines()) == 3
     assert local_image(docker_client, tag) is None
 
 
