@@ -81,6 +81,7 @@ from proxy_addon.records.outcome import (
 from proxy_addon.records.requestlog import REQUESTS_FILE, LogLine, RequestLogEntry, ResponseLine
 from proxy_addon.records.requestwriter import (
     LOG_BUDGET,
+    RequestLogSummary,
     RequestLogWriter,
 )
 from proxy_addon.records.requestwriter import (
@@ -148,6 +149,7 @@ __all__ = [
     "ProxyReady",
     "RecordError",
     "RequestLogEntry",
+    "RequestLogSummary",
     "RequestLogWriter",
     "ResponseLine",
     "RunMeta",

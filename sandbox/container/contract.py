@@ -11,11 +11,22 @@ from __future__ import annotations
 import hashlib
 import json
 from importlib import metadata
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from proxy_addon.records import Stopped, StopReason
+from proxy_addon.records import (
+    REQUESTS_FILE,
+    REQUESTS_SUMMARY_FILE,
+    USAGE_FILE,
+    AgentUsage,
+    Interception,
+    LogLine,
+    ProxyReady,
+    RequestLogSummary,
+    Stopped,
+    StopReason,
+)
 from proxy_addon.tasks import Task
 from sandbox.agents import ScriptedRequest
 
@@ -139,21 +150,34 @@ CONTRACT_LABEL = "io.clawbench.contract"
 """On the sandbox image: the contract_id of the code it was built from."""
 
 
+CONTRACT_FILES: dict[str, Any] = {
+    "config.json": ContainerConfig,
+    "task.json": Task,
+    "script.json": ScriptedRequest,
+    "report.json": SandboxReport,
+}
+"""What the runner writes into the container and reads back: file name -> its shape."""
+PROXY_RECORDS: dict[str, Any] = {
+    "interception.json": Interception,
+    ".proxy-ready": ProxyReady,
+    USAGE_FILE: AgentUsage,
+    REQUESTS_SUMMARY_FILE: RequestLogSummary,
+    REQUESTS_FILE: LogLine,  # one per line
+}
+"""The records the proxy in the container writes to its data/ dir for the host to read."""
+
+
 def contract_id() -> str:
     """A short hash naming this code's host<->container contract: the JSON schemas of the files
     the runner writes into the container (config.json, task.json, script.json) and reads back
-    (report.json), and the package's version. The build labels the image with it; the check
-    before any container starts refuses an image whose label differs (docs/security.md)."""
+    (report.json and the proxy's records in data/), and the package's version. The build labels
+    the image with it; the check before any container starts refuses an image whose label
+    differs (docs/security.md)."""
     try:
         version = metadata.version("clawbench-intercept")
     except metadata.PackageNotFoundError:
         version = None
-    models: dict[str, type[BaseModel]] = {
-        "config.json": ContainerConfig,
-        "task.json": Task,
-        "script.json": ScriptedRequest,
-        "report.json": SandboxReport,
-    }
-    schemas = {name: model.model_json_schema() for name, model in models.items()}
+    files = {**CONTRACT_FILES, **{f"data/{name}": shape for name, shape in PROXY_RECORDS.items()}}
+    schemas = {name: TypeAdapter(shape).json_schema() for name, shape in files.items()}
     text = json.dumps({"version": version, "schemas": schemas}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -17,9 +17,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from pydantic import TypeAdapter
 
 from proxy_addon.addon import key_fingerprint
 from proxy_addon.records import (
+    REQUESTS_FILE,
+    RESERVE_FILE,
     AgentUsage,
     CallOutcome,
     ModelApiRecord,
@@ -27,6 +30,7 @@ from proxy_addon.records import (
     model_api_failure,
     read_usage,
 )
+from sandbox.container.contract import PROXY_RECORDS
 from tests.proxy.conftest import SHOP, Run, write_task
 from tests.support.fake_api import FakeModelAPI, start_model_api
 from tests.support.model_replies import Reply, tokens
@@ -272,6 +276,29 @@ def test_usage_under_another_name_is_counted_and_other_model_apis_mark_it_incomp
     assert u.unmetered is not None and u.unmetered.calls == 1
     assert u.unmetered.hosts == [f"127.0.0.1:{other.port}"] and not u.complete
     assert "elsewhere" not in u.models
+
+
+def test_every_record_the_proxy_writes_is_part_of_the_image_contract(
+    launch: Any, tmp_path: Path, upstream: Upstream, model_server: FakeModelAPI
+) -> None:
+    """A run with a model call, a forwarded request and a blocked commit, the proxy stopped:
+    every record in its data dir is one the image's io.clawbench.contract covers, and reads as
+    the shape the contract hashes. A new record, or a record out of its shape, fails here."""
+    run = _run(launch, tmp_path, upstream, model_server)
+    assert _chat(_client(run)) is None
+    assert run.curl(f"https://{SHOP}/cart").status == "200"
+    assert run.curl("-d", "item=mug", f"https://{SHOP}/checkout").status == "000"
+    _record(run, 1)
+    assert run.interception().request.url == f"https://{SHOP}/checkout"
+    assert run.proxy.stop() == 0
+    # mitmproxy's own output, the disk reserve, the block's empty signal: no record to parse
+    not_records = {"mitmdump.log", RESERVE_FILE, ".stop-requested"}
+    written = {p.name for p in run.data.iterdir()} - not_records
+    assert written == set(PROXY_RECORDS), written
+    for name, shape in PROXY_RECORDS.items():
+        raw = (run.data / name).read_bytes()
+        for line in raw.splitlines() if name == REQUESTS_FILE else [raw]:
+            TypeAdapter(shape).validate_json(line)
 
 
 def test_the_rule() -> None:
