@@ -1,6 +1,7 @@
 """The agent's own record of what it did, as timeline events: browser-use's agent/trace.jsonl,
 Claude Code's agent/transcript.jsonl (with agent/transcript-times.txt, when each line arrived),
-the reference's data/actions.jsonl (browser actions) with data/screenshots/<ms>.png.
+any agent's agent/steps.jsonl, the reference's data/actions.jsonl (browser actions) with
+data/screenshots/<ms>.png.
 
 Every one of these files was written by the agent (the driver runs as the agent's user): they are
 read through agentfiles (bounded, tolerant) and every text is cut by the Event itself.
@@ -101,6 +102,29 @@ def browser_use_events(agent_dir: Path, notes: list[str]) -> list[Event]:
     return events
 
 
+def steps_events(agent_dir: Path, notes: list[str]) -> list[Event]:
+    """agent/steps.jsonl, the steps any agent (an --agent-cmd of its own) may write to
+    $CLAWBENCH_AGENT_OUT (docs/formats.md, "agent/"): a line per step with `time`, `title`, and
+    optionally `url`, `detail` and `screenshot` (a path inside agent/)."""
+    events: list[Event] = []
+    for line in read_jsonl(agent_dir / "steps.jsonl", notes, "agent/steps.jsonl"):
+        if line is None:
+            continue
+        detail = [
+            f"at {text(line.get('url'))}" if line.get("url") else "",
+            text(line.get("detail")),
+        ]
+        event = Event(
+            EventKind.STEP,
+            number(line.get("time")),
+            text(line.get("title")) or "step",
+            "\n".join(d for d in detail if d),
+            screenshot=_image(agent_dir, line.get("screenshot")),
+        )
+        events.append(event)
+    return events
+
+
 _TYPING = frozenset({"keydown", "keyup", "input", "change"})
 
 
@@ -168,8 +192,9 @@ def agent_events(run_dir: Path, notes: list[str]) -> list[Event]:
     return [
         *browser_use_events(agent, notes),
         *claude_code_events(agent, notes),
+        *steps_events(agent, notes),
         *reference_events(run_dir / "data", notes),
     ]
 
 
-__all__ = ["agent_events", "browser_use_events", "reference_events"]
+__all__ = ["agent_events", "browser_use_events", "reference_events", "steps_events"]

@@ -16,6 +16,7 @@ from bench.batches import our_run, task_json
 from bench.reference_batches import reference_run
 from proxy_addon.records import TrafficAction
 from proxy_addon.records.har import HAR_FILE, read_har
+from scorer.cli import main as score
 from scorer.html_report.cli import main
 from scorer.html_report.runtext import single_run_view
 from tests.report.conftest import (
@@ -186,6 +187,51 @@ def test_claude_codes_tool_calls_fall_among_the_requests_they_caused(tmp_path: P
     assert seen[6][1] == "final answer: Added it."
     shots = [e.screenshot for e in view.timeline.events if e.screenshot]
     assert len(shots) == 1 and shots[0].data is not None and shots[0].data[:4] == b"\x89PNG"
+
+
+def test_any_agents_steps_jsonl_is_its_steps_shown_as_text(tmp_path: Path) -> None:
+    """An --agent-cmd agent of its own writes agent/steps.jsonl: each line a step at its time,
+    with its URL, detail and screenshot, ahead of the commit its request was; what it wrote is
+    text on the page, a screenshot outside agent/ is never read, a line that is no JSON said."""
+    batch = tmp_path / "batch-20260108-120000"
+    run = our_run(batch, "cart-00", task_json("cart-00"), harness="my-agent")
+    t0 = 1767268800.0
+    agent = run / "agent"
+    (agent / "shots").mkdir(parents=True)
+    (agent / "shots" / "1.png").write_bytes(encode(4, 4, (9, 8, 7)))
+    steps = [
+        {"time": t0, "title": "opened the shop", "url": "https://shop.example.com/"},
+        {"time": t0 + 1, "title": "added <b>the mug</b>", "detail": "qty 1\n<i>x</i>",
+         "screenshot": "shots/1.png"},
+        {"time": t0 + 2, "title": "checked out", "screenshot": "../../../../etc/passwd"},
+    ]  # fmt: skip
+    lines = [json.dumps(x) for x in steps[:2]] + ["not json", json.dumps(steps[2])]
+    (agent / "steps.jsonl").write_text("\n".join(lines) + "\n")
+    log = {"timestamp": t0 + 3, "url": "https://shop.example.com/api/cart", "method": "POST",
+           "headers": {}, "body": {"item": "mug"}, "query_params": {}, "matched": True,
+           "http_version": "HTTP/1.1", "blocked": True, "near_miss": None}  # fmt: skip
+    (run / "data" / "requests.jsonl").write_text(json.dumps(log) + "\n")
+    timeline = single_run_view(run).timeline
+    assert timeline is not None
+    seen = [(e.kind.value, e.title) for e in timeline.events]
+    assert seen[:3] == [
+        ("step", "opened the shop"),
+        ("step", "added <b>the mug</b>"),
+        ("step", "checked out"),
+    ]
+    assert seen[3][0] == "block" and seen[3][1].endswith(": POST https://shop.example.com/api/cart")
+    assert timeline.events[0].detail == "at https://shop.example.com/"
+    assert timeline.events[1].detail == "qty 1\n<i>x</i>"
+    (shot,) = [e.screenshot for e in timeline.events if e.screenshot]
+    assert shot.name == "agent/shots/1.png" and timeline.events[1].screenshot is shot
+    assert score([str(batch), "--no-judge"]) == 0
+    render([batch], tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    section = run_section(page, run.relative_to(batch).as_posix())
+    assert html.escape("added <b>the mug</b>") in section and "<b>the mug</b>" not in section
+    assert "<i>x</i>" not in section and "passwd" not in section
+    assert section.count("data:image/png;base64,") == 1
+    assert "agent/steps.jsonl" in section  # the line that is no JSON object, said
 
 
 def test_the_references_recorded_actions_and_screenshots_are_its_steps(tmp_path: Path) -> None:
