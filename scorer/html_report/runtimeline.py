@@ -74,8 +74,8 @@ def run_timeline(view: RunView, har: Har) -> Timeline:
     timeline.notes = notes
     if not agent:
         timeline.notes.append(
-            "No agent trace (agent/trace.jsonl, agent/transcript.jsonl, data/actions.jsonl): "
-            "the agent's steps are its requests."
+            "No agent trace (agent/trace.jsonl, agent/transcript.jsonl, agent/steps.jsonl, "
+            "data/actions.jsonl): the agent's steps are its requests."
         )
     return timeline
 

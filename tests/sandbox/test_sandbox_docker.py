@@ -35,6 +35,7 @@ from sandbox.container.contract import CONTRACT_LABEL, contract_id
 from sandbox.host import AgentChoice, check_image, run_task
 from sandbox.host.docker_api import BATCH_LABEL, LABEL, local_image
 from sandbox.runs import RunOutcome
+from scorer.html_report.cli import main as report_main
 from tests.conftest import TEST_CASES
 from tests.sandbox.conftest import CASES, closed_args, closed_request
 from tests.support.fake_api import error, start_judge_server, verdict
@@ -773,6 +774,33 @@ def test_env_values_reach_the_agent_but_no_file_of_the_run(
     for path in files:
         content = path.read_bytes()
         assert given.encode() not in content and copied.encode() not in content, path
+
+
+def test_an_agent_cmds_own_steps_are_kept_and_shown_on_its_run_page(
+    docker_client, sandbox_image, internet, tmp_path, capsys
+) -> None:
+    """An --agent-cmd of its own writes agent/steps.jsonl to $CLAWBENCH_AGENT_OUT: the run keeps
+    it in agent/ (its symlink to a file of the container's stays behind) and the run page shows
+    its steps, what it wrote as text."""
+    command = (
+        'printf \'{"time": %s, "title": "opened <b>the</b> shop"}\\n\' "$(date +%s)" '
+        '> "$CLAWBENCH_AGENT_OUT/steps.jsonl"; '
+        'printf \'{"time": %s, "title": "gave up"}\\n\' "$(date +%s)" '
+        '>> "$CLAWBENCH_AGENT_OUT/steps.jsonl"; '
+        'ln -s /etc/passwd "$CLAWBENCH_AGENT_OUT/passwd"'
+    )
+    code = sandbox_main(
+        ["run", str(CASES / "quick-null"), "--agent-cmd", command,
+         *closed_args(internet, sandbox_image, tmp_path)]
+    )  # fmt: skip
+    assert code == 1  # nothing intercepted: the model's failure
+    (run,) = (tmp_path / "none").iterdir()
+    assert sorted(p.name for p in (run / "agent").iterdir()) == ["steps.jsonl"]
+    capsys.readouterr()
+    assert report_main([str(run)]) == 0
+    page = capsys.readouterr().out
+    assert "opened <b>the</b> shop" in page and "gave up" in page and "No agent trace" not in page
+    assert page.index("opened <b>the</b> shop") < page.index("gave up") < page.index("run ended")
 
 
 def test_ctrl_c_stops_the_batch_and_leaves_no_containers(
