@@ -114,14 +114,15 @@ def steps_events(agent_dir: Path, notes: list[str]) -> list[Event]:
             f"at {text(line.get('url'))}" if line.get("url") else "",
             text(line.get("detail")),
         ]
-        event = Event(
-            EventKind.STEP,
-            number(line.get("time")),
-            text(line.get("title")) or "step",
-            "\n".join(d for d in detail if d),
-            screenshot=_image(agent_dir, line.get("screenshot")),
+        events.append(
+            Event(
+                EventKind.STEP,
+                number(line.get("time")),
+                text(line.get("title")) or "step",
+                "\n".join(d for d in detail if d),
+                screenshot=_image(agent_dir, line.get("screenshot")),
+            )
         )
-        events.append(event)
     return events
 
 
