@@ -188,9 +188,9 @@ class DockerExecutor:
             )
             problems += [p for p in skipped if "not in the container" not in p]
         engine.fetch(container, "/clawbench/report.json", data / "sandbox.json")
-        if self.req.agent.kind in ("harness", "cmd"):  # their files in $CLAWBENCH_AGENT_OUT
-            agent_out = engine.fetch(container, AGENT_TRACE, run.run_dir / "agent", AGENT_OUT_LIMIT)
-            problems += [p for p in agent_out if "not in the container" not in p]
+        # what the agent left in $CLAWBENCH_AGENT_OUT (nothing for the null and scripted agents)
+        agent_out = engine.fetch(container, AGENT_TRACE, run.run_dir / "agent", AGENT_OUT_LIMIT)
+        problems += [p for p in agent_out if "not in the container" not in p]
         write_bytes_atomic(data / "container.log", container.logs(stdout=True, stderr=True))
 
     def describe(self, run: PreparedRun) -> dict[str, Any]:
